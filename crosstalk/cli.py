@@ -1,0 +1,51 @@
+"""The ``crosstalk`` command: a thin layer that wires ReFrame, Snakemake and Ansible.
+
+Each sub-command lives in its own module, which exposes ``register(subparsers)``;
+the parser it adds must set ``func`` (called with the parsed namespace, returns an exit code).
+"""
+import argparse
+import importlib
+import sys
+
+from crosstalk.errors import CrosstalkError
+
+#: Modules that contribute sub-commands, in the order ``--help`` lists them.
+COMMAND_MODULES = [
+    "crosstalk.doctor",        # doctor
+    "crosstalk.configrender",  # config render
+    "crosstalk.runner",        # run
+    "crosstalk.report",        # report, compare
+    "crosstalk.references",    # refs calibrate
+    "crosstalk.vcluster.cli",  # vcluster up|down|status|exec, link set|show
+]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="crosstalk",
+        description="Reproducible HPC network performance and power experiments.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if not name.startswith(err.name or "?"):   # a real import error inside the module
+                raise
+            continue               # sub-command not built yet
+        module.register(sub)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except CrosstalkError as err:
+        print(f"crosstalk: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Render ReFrame (and Spack) configuration from an inventory: ``crosstalk config render``."""
+import argparse
+from pathlib import Path
+
+import yaml
+
+from crosstalk import REPO_ROOT
+from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
+
+CONFIG_DIR = REPO_ROOT / "reframe-tests" / "config"
+REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"
+DEFAULT_ENVIRONMENTS = [{"name": "gnu-openmpi", "cc": "mpicc", "cxx": "mpicxx", "ftn": "mpif90",
+                         "features": ["mpi", "openmp"]}]
+#: Where runs land unless ``crosstalk run`` says otherwise (ReFrame renders this Jinja at load time).
+RUN_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/results/%s/runs/manual" }}'
+LOG_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/build/reframe/%s" }}'
+SCHEDULERS_WITH_QUEUE = {"squeue", "slurm", "pbs", "torque"}
+
+
+def _env_list(mapping):
+    return [[str(k), str(v)] for k, v in sorted(mapping.items())]
+
+
+def _partition(system, part, environment_names):
+    caps = partition_capabilities(system, part)
+    features = ["mpi"] + sorted(k for k, v in caps.items() if v) + list(part.get("features", []))
+    if part["scheduler"] in SCHEDULERS_WITH_QUEUE:
+        features.append("batch")
+    env_vars = dict(system.get("mpi_env", {}))
+    env_vars.update(part.get("env_vars", {}))
+    network = system.get("network", {})
+    cores = part.get("cores_per_node", system["cores_per_node"])
+    rendered = {
+        "name": part["name"],
+        "descr": part["descr"],
+        "scheduler": part["scheduler"],
+        "launcher": part["launcher"],
+        "access": list(part.get("access", [])),
+        "max_jobs": part.get("max_jobs", 4 if part["scheduler"] in SCHEDULERS_WITH_QUEUE else 1),
+        "environs": list(part.get("environs", environment_names)),
+        "env_vars": _env_list(env_vars),
+        "processor": {"num_cpus": cores},
+        "features": sorted(set(features)),
+        "extras": {
+            "nodes": part["nodes"],
+            "cores_per_node": cores,
+            "memory_gib": system["memory_gib"],
+            "build_origin": part.get("build_origin", system.get("build_origin", "cmake")),
+            "capabilities": caps,
+            "fabric": network.get("fabric"),
+            "link_rate": network.get("link_rate"),
+            "rdma_devices": list(network.get("rdma_devices", [])),
+            "interface": network.get("interface"),
+            "launcher_options": list(part.get("launcher_options", [])),
+            **part.get("extras", {}),
+        },
+    }
+    if part.get("time_limit"):
+        rendered["time_limit"] = part["time_limit"]
+    if part.get("container_platforms"):
+        rendered["container_platforms"] = [{"type": t} for t in part["container_platforms"]]
+    return rendered
+
+
+def render_reframe_config(system, inventory):
+    """The ReFrame 4 site configuration (a dict) for one validated system description."""
+    name = system["name"]
+    environments = system.get("environments", DEFAULT_ENVIRONMENTS)
+    env_names = [e["name"] for e in environments]
+    run_dir = RUN_DIR % (REPO_ROOT, name)
+    # ReFrame does not create the debug log's directory: manual runs log to build/.
+    log_dir = LOG_DIR % (REPO_ROOT, name)
+    return {
+        "systems": [{
+            "name": name,
+            "descr": system["description"],
+            "hostnames": list(system["hostnames"]),
+            "modules_system": system.get("modules_system", "nomod"),
+            "stagedir": str(REPO_ROOT / "build" / "reframe" / name / "stage"),
+            "outputdir": run_dir + "/output",
+            "partitions": [_partition(system, p, env_names) for p in system["partitions"]],
+        }],
+        "environments": [{
+            "name": env["name"],
+            "target_systems": [name],
+            **{k: env[k] for k in ("cc", "cxx", "ftn") if k in env},
+            "modules": list(env.get("modules", [])),
+            "env_vars": _env_list(env.get("env_vars", {})),
+            "features": list(env.get("features", [])),
+            "extras": {"inventory": str(inventory)},
+        } for env in environments],
+        "general": [{
+            "target_systems": [name],
+            "report_file": run_dir + "/report.json",
+            "check_search_path": [str(REPO_ROOT / "reframe-tests")],
+            "purge_environment": False,
+        }],
+        "logging": [{
+            "target_systems": [name],
+            "level": "debug",
+            "handlers": [
+                {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
+                {"type": "file", "name": log_dir + "/reframe.log", "level": "debug",
+                 "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
+                 "append": False},
+            ],
+            "handlers_perflog": [{
+                "type": "filelog",
+                "prefix": "%(check_system)s/%(check_partition)s",
+                "basedir": run_dir + "/perflogs",
+                "level": "info",
+                "format": ("%(check_job_completion_time)s|%(check_result)s|%(check_name)s|"
+                           "%(check_environ)s|%(check_perfvalues)s"),
+                "format_perfvars": ("%(check_perf_var)s=%(check_perf_value)s|%(check_perf_unit)s|"
+                                    "%(check_perf_ref)s|%(check_perf_lower_thres)s|"
+                                    "%(check_perf_upper_thres)s|"),
+                "datefmt": "%FT%T%:z",
+                "append": True,
+            }],
+        }],
+    }
+
+
+def render(inventory_dir, out_dir=CONFIG_DIR):
+    """Render every configuration the inventory describes; returns the files written."""
+    inventory = resolve_inventory(inventory_dir)
+    system = load_system(inventory)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{system['name']}.yaml"
+    (REPO_ROOT / "build" / "reframe" / system["name"]).mkdir(parents=True, exist_ok=True)
+    header = (f"# ReFrame configuration of system '{system['name']}', generated by\n"
+              f"# `crosstalk config render` from {inventory}. Edit the inventory, not this file.\n")
+    target.write_text(header + yaml.safe_dump(render_reframe_config(system, inventory),
+                                              sort_keys=False, width=100))
+    written = [target]
+    try:
+        from crosstalk.spackenv import render_spack_env
+    except ModuleNotFoundError:
+        render_spack_env = None
+    if render_spack_env is not None and system["capabilities"].get("spack"):
+        written.append(render_spack_env(inventory, REPO_ROOT / "spack-envs" / system["name"]))
+    return written
+
+
+def config_path(system_name):
+    return CONFIG_DIR / f"{system_name}.yaml"
+
+
+def _cmd_render(args):
+    for inventory in args.inventory:
+        for path in render(inventory, args.output):
+            print(path)
+    return 0
+
+
+def register(subparsers):
+    config = subparsers.add_parser("config", help="render ReFrame/Spack configuration from an inventory")
+    sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    render_p = sub.add_parser("render", help="write reframe-tests/config/<system>.yaml")
+    render_p.add_argument("--inventory", "-i", action="append", required=True,
+                          help="inventory directory or name under inventories/ (repeatable)")
+    render_p.add_argument("--output", "-o", type=Path, default=CONFIG_DIR,
+                          help="directory for the rendered files (default: %(default)s)")
+    render_p.set_defaults(func=_cmd_render)

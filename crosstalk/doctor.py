@@ -1,0 +1,207 @@
+"""``crosstalk doctor``: what this machine has, and which experiments will run or be skipped.
+
+Every probe reads the real interface (sysfs, the tool itself); nothing is assumed from the
+inventory, so a wrong inventory shows up as a disagreement here.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from crosstalk.inventory import load_system, resolve_inventory
+from crosstalk.specs import all_specs
+
+
+@dataclass
+class Finding:
+    name: str
+    present: bool
+    detail: str
+
+
+def _first_line(argv):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _version_line(argv, marker):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return next((ln.strip() for ln in out.splitlines() if marker in ln), None)
+
+
+def probe_mpi():
+    found = []
+    for argv, marker, label in ((["mpirun", "--version"], "Open MPI", "Open MPI"),
+                                (["mpirun.mpich", "--version"], "Version:", "MPICH")):
+        if shutil.which(argv[0]):
+            line = _version_line(argv, marker) or ""
+            found.append(f"{label} {line.split()[-1]}" if line else label)
+    return Finding("MPI", bool(found), "; ".join(found) or "no mpirun on PATH")
+
+
+def probe_slurm():
+    if not shutil.which("srun"):
+        return Finding("Slurm", False, "no srun on PATH")
+    version = _version_line(["srun", "--version"], "slurm")
+    return Finding("Slurm", True, version or "srun installed, no slurm.conf here (no controller)")
+
+
+def probe_rdma():
+    devices = sorted(os.path.basename(p) for p in glob.glob("/sys/class/infiniband/*"))
+    if devices:
+        return Finding("RDMA devices", True, ", ".join(devices))
+    return Finding("RDMA devices", False, "/sys/class/infiniband has no device (no verbs NIC, no rxe/siw)")
+
+
+def probe_cpufreq():
+    policies = glob.glob("/sys/devices/system/cpu/cpufreq/policy*") or \
+        glob.glob("/sys/devices/system/cpu/cpu0/cpufreq")
+    if not policies:
+        return Finding("cpufreq", False, "no /sys/devices/system/cpu/*/cpufreq (frequency cannot be set)")
+    governors = ""
+    path = os.path.join(policies[0], "scaling_available_governors")
+    if os.path.exists(path):
+        with open(path) as fp:
+            governors = fp.read().strip()
+    return Finding("cpufreq", True, f"{len(policies)} policies; governors: {governors or '?'}")
+
+
+def probe_energy():
+    zones = sorted(glob.glob("/sys/class/powercap/intel-rapl:*/energy_uj"))
+    if zones:
+        return Finding("energy meter", True, f"RAPL/powercap: {len(zones)} zones")
+    if os.path.isdir("/sys/cray/pm_counters"):
+        return Finding("energy meter", True, "/sys/cray/pm_counters")
+    return Finding("energy meter", False,
+                   "no RAPL/powercap zone and no /sys/cray/pm_counters (energy will be modelled, Eq 6.2)")
+
+
+def probe_tool(label, names):
+    for name in names:
+        if shutil.which(name):
+            return Finding(label, True, _first_line([name, "--version"]) or name)
+    return Finding(label, False, f"none of {', '.join(names)} on PATH")
+
+
+def probe_namespaces():
+    if os.geteuid() != 0:
+        return Finding("virtual cluster", False, "needs root (network namespaces, tc, Slurm daemons)")
+    if not shutil.which("unshare") or not shutil.which("tc"):
+        return Finding("virtual cluster", False, "unshare or tc missing (util-linux, iproute2)")
+    ok = subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
+    return Finding("virtual cluster", ok, "root and network namespaces available" if ok
+                   else "cannot create network namespaces here")
+
+
+def last_level_cache_bytes():
+    """Size of the highest cache level of cpu0 (sysfs; sysconf reports 0 on some VMs)."""
+    best = (0, 0)
+    for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(f"{index}/level") as fp:
+                level = int(fp.read())
+            with open(f"{index}/size") as fp:
+                text = fp.read().strip()
+        except (OSError, ValueError):
+            continue
+        scale = {"K": 1024, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+        size = int(text.rstrip("KMG")) * scale
+        best = max(best, (level, size))
+    return best[1]
+
+
+def probe_topology():
+    cpus = os.cpu_count() or 0
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as fp:
+            for line in fp:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    numa = len(glob.glob("/sys/devices/system/node/node[0-9]*")) or 1
+    llc = last_level_cache_bytes()
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return Finding("CPU topology", cpus > 0,
+                   f"{cpus} CPUs ({model}), {numa} NUMA node(s), LLC {llc // 1024} KiB, {mem_gib:.0f} GiB")
+
+
+def probe_all():
+    return [probe_topology(), probe_mpi(), probe_slurm(), probe_rdma(), probe_cpufreq(), probe_energy(),
+            probe_tool("Apptainer", ["apptainer", "singularity"]), probe_tool("Spack", ["spack"]),
+            probe_tool("ib_write_bw (perftest)", ["ib_write_bw"]), probe_namespaces()]
+
+
+def detected_capabilities(findings):
+    by_name = {f.name: f.present for f in findings}
+    return {
+        "rdma": by_name["RDMA devices"],
+        "cpufreq": by_name["cpufreq"],
+        "rapl": by_name["energy meter"],
+        "apptainer": by_name["Apptainer"],
+        "spack": by_name["Spack"],
+        "link_control": by_name["virtual cluster"],
+        "multinode": by_name["virtual cluster"],
+    }
+
+
+def experiment_plan(capabilities):
+    """Per experiment: 'runs', 'runs partly' or 'skipped', with the reasons."""
+    plan = []
+    for spec in all_specs():
+        missing = [c for c in spec.data.get("requires", []) if not capabilities.get(c)]
+        if missing:
+            plan.append((spec.name, "skipped", [f"needs {', '.join(missing)}"]))
+            continue
+        notes = []
+        for inst in spec.data["instruments"]:
+            lacking = [c for c in inst.get("requires", []) if not capabilities.get(c)]
+            if lacking:
+                instead = f"; uses {inst['fallback']} instead" if inst.get("fallback") else "; skipped"
+                notes.append(f"{inst['name']} needs {', '.join(lacking)}{instead}")
+        plan.append((spec.name, "runs partly" if notes else "runs", notes))
+    return plan
+
+
+def report(inventory=None, out=sys.stdout):
+    findings = probe_all()
+    width = max(len(f.name) for f in findings)
+    print("This machine:", file=out)
+    for f in findings:
+        mark = "yes" if f.present else "no "
+        print(f"  {f.name:<{width}}  {mark}  {f.detail}", file=out)
+    caps = detected_capabilities(findings)
+    if inventory is not None:
+        system = load_system(resolve_inventory(inventory))
+        declared = system["capabilities"]
+        # link_control is a property of the fabric (virtual cluster or site hook), not of this host.
+        hardware = ("rdma", "cpufreq", "rapl", "apptainer", "spack")
+        differ = [k for k in hardware if declared.get(k) != caps[k]]
+        print(f"\nInventory '{system['name']}':", file=out)
+        for key in differ:
+            print(f"  {key}: inventory says {declared[key]}, this machine has {caps[key]}", file=out)
+        if not differ:
+            print("  capability flags agree with this machine", file=out)
+    print("\nExperiments:", file=out)
+    for name, verdict, notes in experiment_plan(caps):
+        print(f"  {name:<16} {verdict}", file=out)
+        for note in notes:
+            print(f"  {'':<16}   - {note}", file=out)
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser("doctor", help="show what this machine has and what will run")
+    p.add_argument("--inventory", "-i", help="also compare with this inventory's capability flags")
+    p.set_defaults(func=lambda args: report(args.inventory))

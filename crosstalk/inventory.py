@@ -1,0 +1,128 @@
+"""Read a site's Ansible inventory: the one place a system is described.
+
+Variables are resolved by Ansible itself (``ansible-inventory --list --export``), so group
+inheritance, ``group_vars/all/*.yml`` splitting and vaults work as a site expects. Before that, every
+YAML file is parsed here so that a syntax error names its file and line, and the system description
+is validated against ``schemas/system.schema.json`` so that a wrong key names file and field.
+"""
+import json
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from crosstalk import REPO_ROOT
+from crosstalk.errors import InputError
+
+SYSTEM_VAR = "crosstalk_system"
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "system.schema.json"
+INVENTORIES = REPO_ROOT / "inventories"
+
+
+def resolve_inventory(name_or_path):
+    """Accept ``local`` (a directory under inventories/) or a path to an inventory directory."""
+    path = Path(name_or_path)
+    if not path.exists() and (INVENTORIES / str(name_or_path)).is_dir():
+        path = INVENTORIES / str(name_or_path)
+    if not path.exists():
+        known = ", ".join(sorted(p.name for p in INVENTORIES.iterdir() if p.is_dir()))
+        raise InputError(name_or_path, None, f"no such inventory (known: {known})")
+    return path.resolve()
+
+
+def _yaml_files(inventory):
+    if inventory.is_file():
+        return [inventory]
+    return sorted(p for p in inventory.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file())
+
+
+def _check_yaml_syntax(inventory):
+    for path in _yaml_files(inventory):
+        try:
+            yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark else None
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise InputError(path, where, f"invalid YAML: {problem}") from None
+
+
+def _ansible_inventory_cmd():
+    exe = Path(sys.executable).with_name("ansible-inventory")
+    return str(exe) if exe.exists() else (shutil.which("ansible-inventory") or "ansible-inventory")
+
+
+@lru_cache(maxsize=None)
+def _export(inventory):
+    _check_yaml_syntax(inventory)
+    proc = subprocess.run([_ansible_inventory_cmd(), "-i", str(inventory), "--list", "--export"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        first = next((ln for ln in lines if "ERROR" in ln), lines[0] if lines else "failed")
+        raise InputError(inventory, None, f"ansible-inventory: {first}")
+    return json.loads(proc.stdout)
+
+
+def load_vars(inventory_dir):
+    """Variables of the ``all`` group, as Ansible resolves them."""
+    inventory = resolve_inventory(inventory_dir)
+    return dict(_export(inventory).get("all", {}).get("vars", {}))
+
+
+def load_hosts(inventory_dir):
+    """Groups and their hosts (``{group: [host, ...]}``) plus ``_meta`` host variables."""
+    data = _export(resolve_inventory(inventory_dir))
+    groups = {g: v.get("hosts", []) for g, v in data.items() if g != "_meta"}
+    return groups, data.get("_meta", {}).get("hostvars", {})
+
+
+def _defining_file(inventory, var):
+    """The group_vars file that defines ``var`` (for error messages), else the inventory."""
+    for path in _yaml_files(inventory):
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError:
+            continue
+        if isinstance(data, dict) and var in data:
+            return path
+    return inventory
+
+
+def _field_path(error):
+    parts = [SYSTEM_VAR]
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
+    return "".join(parts).replace(".[", "[")
+
+
+def load_system(inventory_dir):
+    """The validated ``crosstalk_system`` description of an inventory."""
+    inventory = resolve_inventory(inventory_dir)
+    variables = load_vars(inventory)
+    if SYSTEM_VAR not in variables:
+        raise InputError(inventory, SYSTEM_VAR, "missing: describe the system in group_vars/all/")
+    system = variables[SYSTEM_VAR]
+    schema = json.loads(SCHEMA_PATH.read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(system), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = jsonschema.exceptions.best_match(errors)
+        raise InputError(_defining_file(inventory, SYSTEM_VAR), _field_path(err), err.message)
+    names = [p["name"] for p in system["partitions"]]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(_defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.partitions",
+                         f"duplicate partition name {duplicates[0]!r}")
+    return system
+
+
+def partition_capabilities(system, partition):
+    """System capability flags with the partition's overrides applied."""
+    caps = dict(system["capabilities"])
+    caps.update(partition.get("capabilities", {}))
+    return caps

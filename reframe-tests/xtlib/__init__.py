@@ -1,0 +1,1 @@
+"""Shared ReFrame building blocks for crosstalk experiments (fixtures and mixins)."""

@@ -1,0 +1,63 @@
+"""Where the crosstalk kernels come from on a partition: CMake here, Spack or the image elsewhere.
+
+The partition's ``extras.build_origin`` (rendered from the inventory) chooses; tests only ever ask
+the fixture for ``bin_dir``.
+"""
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_before, sanity_function
+
+from crosstalk import REPO_ROOT
+
+#: Where containers/install.sh puts the kernels inside the image.
+CONTAINER_PREFIX = "/opt/crosstalk"
+
+
+class BenchBuild(rfm.CompileOnlyRegressionTest):
+    """Build (or locate) the xt-* kernels once per partition and environment."""
+
+    descr = "crosstalk kernels (bench/)"
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    build_locally = True
+    sourcesdir = str(REPO_ROOT / "bench")
+    build_time_limit = "15m"
+
+    @property
+    def origin(self):
+        return self.current_partition.extras.get("build_origin", "cmake")
+
+    @run_before("compile")
+    def choose_build(self):
+        if self.origin == "cmake":
+            self.build_system = "CMake"
+            self.build_system.builddir = "build"
+            self.build_system.config_opts = ["-DCMAKE_BUILD_TYPE=Release"]
+            self.build_system.max_concurrency = 2
+        elif self.origin == "spack":
+            # The environment rendered from the inventory (playbooks/spack.yml installs it).
+            env = self.current_partition.extras.get(
+                "spack_env", str(REPO_ROOT / "spack-envs" / self.current_system.name))
+            self.sourcesdir = None
+            self.build_system = "CustomBuild"
+            self.build_system.commands = [
+                f"spack -e {env} location -i crosstalk-bench > bench_prefix.txt"]
+        else:   # container: the kernels are inside the image already
+            self.sourcesdir = None
+            self.build_system = "CustomBuild"
+            self.build_system.commands = [f"echo {CONTAINER_PREFIX} > bench_prefix.txt"]
+
+    @sanity_function
+    def built(self):
+        if self.origin == "cmake":
+            return sn.path_isfile(os.path.join(self.stagedir, "build", "xt-stream"))
+        return sn.path_isfile(os.path.join(self.stagedir, "bench_prefix.txt"))
+
+    @property
+    def bin_dir(self):
+        if self.origin == "cmake":
+            return os.path.join(self.stagedir, "build")
+        with open(os.path.join(self.stagedir, "bench_prefix.txt")) as fp:
+            return os.path.join(fp.read().strip(), "bin")

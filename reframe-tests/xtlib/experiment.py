@@ -1,0 +1,43 @@
+"""The mixin every crosstalk experiment test derives from.
+
+It ties a ReFrame test to its spec (profile settings, time limit, tags) and to the per-system
+reference file ``references/<system>.yaml`` (ReFrame's external ``$ref``). A system without that
+file, or without an entry for a test, runs in explore mode (values recorded, nothing checked).
+Gate mode is ReFrame's own ``-S require_reference=true``: a missing reference then fails.
+"""
+import os
+
+import reframe as rfm
+from reframe.core.builtins import run_after, variable
+
+from crosstalk.specs import current_profile, load_spec
+
+REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "references")
+
+
+class XtExperiment(rfm.RegressionMixin):
+    #: The spec this test implements (``experiments/<spec_name>.yaml``).
+    spec_name = variable(str)
+
+    @property
+    def spec(self):
+        return load_spec(self.spec_name)
+
+    def setting(self, name, default=None):
+        return self.spec.setting(name, default=default)
+
+    @run_after("init")
+    def apply_spec(self):
+        profile = current_profile()
+        self.tags |= {self.spec_name, profile}
+        self.descr = self.spec.data["title"]
+        limit = self.spec.profile(profile).get("time_limit")
+        if limit:
+            self.time_limit = limit
+        self.maintainers = ["crosstalk"]
+
+    @run_after("setup")
+    def use_system_references(self):
+        ref_file = os.path.join(REFERENCES_DIR, f"{self.current_system.name}.yaml")
+        if os.path.exists(ref_file):
+            self.reference = {"$ref": os.path.relpath(ref_file, self.prefix)}

@@ -1,0 +1,45 @@
+"""Deferred access to the JSON lines every xt-* kernel prints (docs/architecture.md)."""
+import json
+
+import reframe.utility.sanity as sn
+
+
+@sn.deferrable
+def records(path, type_=None, **match):
+    """Kernel records from ``path`` whose keys equal ``match`` (e.g. metric='triad_bw')."""
+    found = []
+    with open(path) as fp:
+        for line in fp:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if type_ and rec.get("type") != type_:
+                continue
+            if all(rec.get(k) == v for k, v in match.items()):
+                found.append(rec)
+    return found
+
+
+@sn.deferrable
+def result_value(path, metric, stat="best", **match):
+    """The single ``result`` value of ``metric``/``stat``; a sanity error if absent or ambiguous."""
+    found = records(path, "result", metric=metric, stat=stat, **match).evaluate()
+    if len(found) != 1:
+        raise sn.SanityError(f"expected one {metric}/{stat} result in {path}, found {len(found)}")
+    return float(found[0]["value"])
+
+
+@sn.deferrable
+def all_validations_pass(path):
+    """True if the kernel wrote at least one validation record and all of them passed."""
+    found = records(path, "validation").evaluate()
+    if not found:
+        raise sn.SanityError(f"{path}: the kernel reported no validation")
+    failed = [r.get("detail", "?") for r in found if not r.get("passed")]
+    if failed:
+        raise sn.SanityError(f"{path}: validation failed: {'; '.join(map(str, failed))}")
+    return True

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Bring a fresh Debian 12 machine (python3 + git only) to a usable state:
+# python3-venv, the pinned Python stack in .venv, then the Ansible provisioning play.
+# Sourced by run.sh and test.sh; safe to repeat (each step is skipped when done).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$ROOT/.venv"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "crosstalk: need root or sudo to install system packages" >&2; exit 1; }
+  SUDO="sudo"
+fi
+log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  log "installing python3-venv (apt)"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+fi
+
+stamp="$VENV/.crosstalk-deps"
+want=$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "creating $VENV with the pinned Python dependencies"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  echo "$want" > "$stamp"
+fi
+export PATH="$VENV/bin:$PATH"
+
+log "provisioning this machine (playbooks/provision.yml, inventories/local)"
+ANSIBLE_CONFIG="$ROOT/ansible.cfg" $SUDO env "PATH=$PATH" ANSIBLE_CONFIG="$ROOT/ansible.cfg" \
+  ansible-playbook -i "$ROOT/inventories/local" "$ROOT/playbooks/provision.yml" ${PROVISION_ARGS:-}

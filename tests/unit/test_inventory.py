@@ -1,0 +1,120 @@
+"""Inventories: validation with one-line errors naming file and field, and ReFrame config rendering."""
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import REPO, venv_tool
+from crosstalk.configrender import render
+from crosstalk.errors import InputError
+from crosstalk.inventory import load_system
+
+SHIPPED = ["local", "example-slurm"]
+
+
+@pytest.fixture
+def inventory_copy(tmp_path):
+    def make(name="local"):
+        dest = tmp_path / name
+        shutil.copytree(REPO / "inventories" / name, dest)
+        return dest
+    return make
+
+
+def edit_system(inventory, change):
+    path = inventory / "group_vars" / "all" / "crosstalk.yml"
+    data = yaml.safe_load(path.read_text())
+    change(data["crosstalk_system"])
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_inventories_validate(name):
+    system = load_system(REPO / "inventories" / name)
+    assert system["name"] == name
+    assert system["partitions"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_rendered_config_is_accepted_by_reframe(name, tmp_path):
+    (config,) = [p for p in render(REPO / "inventories" / name, tmp_path) if p.suffix == ".yaml"]
+    proc = subprocess.run([venv_tool("reframe"), "-C", str(config), "--system", name,
+                           "--show-config", "systems/0/partitions"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    partitions = yaml.safe_load(proc.stdout)
+    system = load_system(REPO / "inventories" / name)
+    assert [p["name"] for p in partitions] == [p["name"] for p in system["partitions"]]
+    for rendered, declared in zip(partitions, system["partitions"]):
+        assert rendered["scheduler"] == declared["scheduler"]
+        assert rendered["launcher"] == declared["launcher"]
+        assert rendered["extras"]["nodes"] == declared["nodes"]
+        caps = {k for k, v in system["capabilities"].items() if v}
+        assert caps <= set(rendered["features"])
+
+
+def test_example_slurm_renders_container_platform(tmp_path):
+    (config,) = render(REPO / "inventories" / "example-slurm", tmp_path)[:1]
+    data = yaml.safe_load(config.read_text())
+    debug = [p for p in data["systems"][0]["partitions"] if p["name"] == "debug"][0]
+    assert debug["container_platforms"] == [{"type": "Apptainer"}]
+    assert debug["extras"]["build_origin"] == "container"
+
+
+def test_missing_key_names_file_and_field(inventory_copy):
+    inv = inventory_copy()
+    path = edit_system(inv, lambda s: s.pop("cores_per_node"))
+    with pytest.raises(InputError) as err:
+        load_system(inv)
+    message = str(err.value)
+    assert str(path) in message and "cores_per_node" in message
+    assert "\n" not in message
+
+
+def test_wrong_type_names_nested_field(inventory_copy):
+    inv = inventory_copy()
+    edit_system(inv, lambda s: s["partitions"][0].update(scheduler="lsf"))
+    with pytest.raises(InputError, match=r"crosstalk\.yml: crosstalk_system\.partitions\[0\]\.scheduler: 'lsf'"):
+        load_system(inv)
+
+
+def test_unknown_key_is_rejected(inventory_copy):
+    inv = inventory_copy()
+    edit_system(inv, lambda s: s["capabilities"].update(rdmaa=True))
+    with pytest.raises(InputError, match=r"crosstalk_system\.capabilities: .*rdmaa"):
+        load_system(inv)
+
+
+def test_yaml_syntax_error_names_file_and_line(inventory_copy):
+    inv = inventory_copy()
+    path = inv / "group_vars" / "all" / "crosstalk.yml"
+    path.write_text("crosstalk_system:\n  name: x\n   bad: [\n")
+    with pytest.raises(InputError, match=rf"{path}: line \d+: invalid YAML"):
+        load_system(inv)
+
+
+def test_duplicate_partition(inventory_copy):
+    inv = inventory_copy()
+    edit_system(inv, lambda s: s["partitions"].append(dict(s["partitions"][0])))
+    with pytest.raises(InputError, match="duplicate partition name 'default'"):
+        load_system(inv)
+
+
+def test_cli_prints_one_line_and_exits_2(inventory_copy, run_env):
+    inv = inventory_copy()
+    edit_system(inv, lambda s: s.update(memory_gib=-1))
+    proc = subprocess.run([venv_tool("crosstalk"), "config", "render", "-i", str(inv), "-o", str(inv)],
+                          capture_output=True, text=True, env=run_env)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crosstalk: error: ")
+    assert "memory_gib" in lines[0]
+
+
+def test_unknown_inventory_lists_known(run_env):
+    proc = subprocess.run([venv_tool("crosstalk"), "config", "render", "-i", "no-such-site"],
+                          capture_output=True, text=True, env=run_env)
+    assert proc.returncode == 2
+    assert "known:" in proc.stderr and "local" in proc.stderr
