@@ -5,3 +5,9 @@ __version__ = "0.1.0"
 
 #: Root of the source tree (the package lives at its top level).
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def results_root():
+    """Where runs, tables and reports live; tests point CROSSTALK_RESULTS_DIR elsewhere."""
+    import os
+    return Path(os.environ.get("CROSSTALK_RESULTS_DIR", REPO_ROOT / "results"))

@@ -8,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__
+from crosstalk import REPO_ROOT, __version__, results_root
 from crosstalk.configrender import config_path, render
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.inventory import resolve_inventory
 from crosstalk.specs import PROFILES, all_specs
 
 TESTS_DIR = REPO_ROOT / "reframe-tests"
-RESULTS_DIR = REPO_ROOT / "results"
 
 
 def _git(*args):
@@ -113,7 +112,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     if not specs:
         raise CrosstalkError("no experiment has a ReFrame test module yet")
     run_id = new_run_id()
-    run_dir = RESULTS_DIR / system / "runs" / run_id
+    run_dir = results_root() / system / "runs" / run_id
     run_dir.mkdir(parents=True)
 
     cluster, extra = (None, {})
@@ -134,7 +133,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     env = dict(os.environ, CROSSTALK_RUN_DIR=str(run_dir), CROSSTALK_PROFILE=profile,
                PYTHONUNBUFFERED="1")
     print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile); "
-          f"results in {run_dir.relative_to(REPO_ROOT)}", file=out, flush=True)
+          f"results in {run_dir}", file=out, flush=True)
     if cluster is not None:
         proc = cluster.exec("n1", argv, env=env, cwd=str(REPO_ROOT))
     else:

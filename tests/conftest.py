@@ -20,7 +20,16 @@ def repo():
     return REPO
 
 
+def _env():
+    return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
+
+
 @pytest.fixture
 def run_env():
     """Environment for subprocesses: the venv first on PATH."""
-    return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
+    return _env()
+
+
+@pytest.fixture(scope="module")
+def run_env_module():
+    return _env()

@@ -12,7 +12,9 @@ from reframe.core.builtins import run_after, variable
 
 from crosstalk.specs import current_profile, load_spec
 
-REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "references")
+#: Overridable so tests can gate against references of their own.
+REFERENCES_DIR = os.environ.get("CROSSTALK_REFERENCES_DIR",
+                                os.path.join(os.path.dirname(os.path.dirname(__file__)), "references"))
 
 
 class XtExperiment(rfm.RegressionMixin):

@@ -1,0 +1,139 @@
+"""Collect ReFrame runs from ``results/<system>/runs/<run-id>/`` into tidy tables.
+
+Each run directory holds ReFrame's JSON run report (``report.json``), its debug log
+(``reframe.log``: the only place ReFrame writes why a test was skipped), perflogs and our
+``provenance.json``. A broken file is reported in one line and skipped; the rest is still collected.
+"""
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from crosstalk.errors import InputError
+
+#: One row per performance value.
+PERF_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "metric",
+                "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "run_id",
+                "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
+#: One row per test case (passed, failed or skipped) with the reason.
+CASE_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "result",
+                "reason", "run_id", "time"]
+
+_PARAM = re.compile(r"%(\w+)=(\S+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_SKIP = re.compile(r"\[\s*SKIP\s*\] \(\d+/\d+\) (?P<name>.+?) /(?P<hash>[0-9a-f]+) "
+                   r"@(?P<target>\S+) \[(?P<reason>.*)\]$")
+
+
+def _params(case):
+    """Test parameters with their typed values (names come from the display name)."""
+    names = [m.group(1) for m in _PARAM.finditer(case.get("display_name") or case["name"])]
+    return {n: case.get(n, v) for n, v in zip(names, (m.group(2) for m in
+                                                      _PARAM.finditer(case.get("display_name") or case["name"])))}
+
+
+def _skip_reasons(log_path):
+    """``{(test name, hash): reason}`` from ReFrame's log."""
+    reasons = {}
+    if not log_path.exists():
+        return reasons
+    for line in log_path.read_text(errors="replace").splitlines():
+        match = _SKIP.search(_ANSI.sub("", line))
+        if match:
+            reasons[(match["name"], match["hash"])] = match["reason"]
+    return reasons
+
+
+def _load_json(path, what):
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError(path, None, f"missing {what}") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"line {err.lineno}", f"not valid JSON ({err.msg}): truncated?") from None
+
+
+def load_run(run_dir):
+    """Rows of one run: (perf rows, case rows). Raises InputError for a broken run."""
+    run_dir = Path(run_dir)
+    report_path = run_dir / "report.json"
+    report = _load_json(report_path, "ReFrame run report")
+    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
+        raise InputError(report_path, "runs", "not a ReFrame run report (no 'runs'/'session_info')")
+    prov_path = run_dir / "provenance.json"
+    prov = _load_json(prov_path, "provenance") if prov_path.exists() else {}
+    skip_reasons = _skip_reasons(run_dir / "reframe.log")
+    run_id = prov.get("run_id", run_dir.name)
+    specs = prov.get("specs", {})
+    perf_rows, case_rows = [], []
+    # With --max-retries a case appears in several runs: the last attempt counts.
+    cases = {}
+    for i, attempt in enumerate(report["runs"]):
+        for case in attempt.get("testcases", []):
+            if not isinstance(case, dict) or "name" not in case:
+                raise InputError(report_path, f"runs[{i}].testcases", "malformed test case")
+            cases[(case["name"], case.get("system"), case.get("partition"), case.get("environ"))] = case
+    for case in cases.values():
+        if case.get("fixture"):
+            continue
+        experiment = case.get("spec_name") or ""
+        params = _params(case)
+        base = {
+            "system": case.get("system"), "partition": case.get("partition"),
+            "environ": case.get("environ"), "experiment": experiment,
+            "test": case["name"].split(" %")[0], "case": case["name"],
+            "params": json.dumps(params, sort_keys=True), "run_id": run_id,
+            "time": case.get("job_completion_time") or report["session_info"].get("time_start"),
+        }
+        reason = case.get("fail_reason")
+        if case.get("result") == "skip":
+            reason = skip_reasons.get((case["name"], case.get("hashcode")), "skipped (reason not logged)")
+        case_rows.append({**base, "result": case.get("result"), "reason": reason})
+        for key, values in (case.get("perfvalues") or {}).items():
+            try:
+                value, ref, lower, upper, unit, result = values[:6]
+            except (TypeError, ValueError):
+                raise InputError(report_path, f"{case['name']}: perfvalues.{key}", "malformed") from None
+            has_ref = not (ref in (0, None) and lower is None and upper is None)
+            perf_rows.append({
+                **base, "metric": key.rsplit(":", 1)[-1],
+                "value": float(value) if value is not None else float("nan"), "unit": unit,
+                "ref_value": float(ref) if has_ref else float("nan"),
+                "ref_lower": float(lower) if has_ref and lower is not None else float("nan"),
+                "ref_upper": float(upper) if has_ref and upper is not None else float("nan"),
+                "result": result, "repeat": int(params.get("repeat", 0)),
+                "nodes": ",".join(case.get("job_nodelist") or []),
+                "git_commit": prov.get("git_commit"),
+                "spec_hash": specs.get(experiment, {}).get("sha256"),
+                "build_origin": prov.get("build_origin"),
+                "link_state": json.dumps(prov.get("link_state")) if prov.get("link_state") else None,
+                "profile": prov.get("profile"),
+            })
+    return perf_rows, case_rows
+
+
+def run_dirs(results_dir, systems=None):
+    results_dir = Path(results_dir)
+    found = sorted(p.parent for p in results_dir.glob("*/runs/*/report.json"))
+    found += sorted(p for p in results_dir.glob("*/runs/*") if p.is_dir() and p not in found
+                    and (p / "provenance.json").exists())
+    if systems:
+        found = [p for p in found if p.parent.parent.name in systems]
+    return sorted(set(found))
+
+
+def collect(results_dir, systems=None):
+    """(perf DataFrame, cases DataFrame, list of one-line errors) for all runs found."""
+    perf, cases, errors = [], [], []
+    for run_dir in run_dirs(results_dir, systems):
+        try:
+            p, c = load_run(run_dir)
+        except InputError as err:
+            errors.append(str(err))
+            continue
+        perf += p
+        cases += c
+    perf_df = pd.DataFrame(perf, columns=PERF_COLUMNS)
+    case_df = pd.DataFrame(cases, columns=CASE_COLUMNS)
+    return perf_df, case_df, errors

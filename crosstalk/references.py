@@ -1,0 +1,121 @@
+"""``crosstalk refs calibrate``: write a system's ReFrame references from its measured runs.
+
+The file is ``reframe-tests/references/<system>.yaml`` in ReFrame 4.10's external-reference format,
+indexed by partition and the test's parameters (repeats pooled). Each reference is the median of the
+measured values; the tolerated regression is ``max(min_margin, k * robust CV)`` (robust CV = 1.4826 x
+MAD / median), one-sided: only the direction the spec calls worse fails. Improvements never fail.
+The runs used are recorded in the file under ``crosstalk_calibration``.
+"""
+import datetime as dt
+import json
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from crosstalk import REPO_ROOT
+from crosstalk.errors import InputError
+from crosstalk.ingest import load_run
+from crosstalk.specs import all_specs
+
+REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"
+DEFAULT_K = 3.0
+DEFAULT_MIN_MARGIN = 0.05
+#: With a single value there is no spread to learn from.
+SINGLE_VALUE_MARGIN = 0.15
+
+
+def _better(experiment, metric):
+    for spec in all_specs():
+        if spec.name == experiment:
+            for m in spec.data["metrics"]:
+                if m["name"] == metric:
+                    return m["better"]
+    return "higher"
+
+
+def tolerance(values, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN):
+    """Relative tolerance from the run-to-run spread of ``values``."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return max(min_margin, SINGLE_VALUE_MARGIN)
+    median = np.median(values)
+    mad = np.median(np.abs(values - median))
+    cv = 1.4826 * mad / abs(median) if median else 0.0
+    return float(max(min_margin, k * cv))
+
+
+def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=REFERENCES_DIR):
+    rows = []
+    for run_dir in run_dirs:
+        perf, _ = load_run(run_dir)
+        rows += [r for r in perf if r["system"] == system]
+    if not rows:
+        raise InputError("--runs", None, f"no performance values of system {system!r} in those runs")
+    groups = {}
+    for r in rows:
+        params = {k_: v for k_, v in json.loads(r["params"]).items() if k_ != "repeat"}
+        key = (r["test"], f"{r['system']}:{r['partition']}", tuple(sorted(params.items())), r["metric"])
+        groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
+        groups[key]["values"].append(r["value"])
+
+    out = Path(out_dir) / f"{system}.yaml"
+    existing = yaml.safe_load(out.read_text()) if out.exists() else {}
+    tests = {}
+    for (test, partition, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        values = [v for v in g["values"] if np.isfinite(v)]
+        if not values:
+            continue
+        tol = round(tolerance(values, k, min_margin), 4)
+        better = _better(g["experiment"], metric)
+        ref = [float(f"{np.median(values):.6g}"), -tol if better == "higher" else None,
+               tol if better == "lower" else None, g["unit"]]
+        entry = tests.setdefault(test, {"$index": ["$partition", *[p for p, _ in params]]})
+        node = entry.setdefault(partition, {})
+        for _, value in params:
+            node = node.setdefault(value, {})
+        node[metric] = ref
+    calibration = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "runs": sorted(str(Path(d).resolve().relative_to(REPO_ROOT)) if Path(d).resolve().is_relative_to(REPO_ROOT)
+                       else str(d) for d in run_dirs),
+        "method": f"median; one-sided tolerance max({min_margin}, {k} x 1.4826 MAD/median); "
+                  f"{SINGLE_VALUE_MARGIN} for single values",
+        "values_per_reference": {t: max(len(g["values"]) for key, g in groups.items() if key[0] == t)
+                                 for t in tests},
+    }
+    merged = {k_: v for k_, v in (existing or {}).items() if k_ not in tests and k_ != "crosstalk_calibration"}
+    merged.update(tests)
+    previous = (existing or {}).get("crosstalk_calibration", {})
+    merged["crosstalk_calibration"] = {**previous, **{t: calibration for t in tests}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    header = (f"# ReFrame references of system '{system}' (external $ref file), written by\n"
+              f"# `crosstalk refs calibrate` from measured runs: see crosstalk_calibration.\n")
+    out.write_text(header + yaml.safe_dump(merged, sort_keys=False, width=100))
+    return out
+
+
+def _cmd_calibrate(args):
+    runs = []
+    for item in args.runs:
+        path = Path(item)
+        if not path.is_dir():
+            path = REPO_ROOT / "results" / args.system / "runs" / item
+        if not path.is_dir():
+            raise InputError("--runs", None, f"no run directory {item!r}")
+        runs.append(path)
+    out = calibrate(args.system, runs, args.k, args.min_margin)
+    print(out)
+    return 0
+
+
+def register(subparsers):
+    refs = subparsers.add_parser("refs", help="manage per-system performance references")
+    sub = refs.add_subparsers(dest="refs_command", required=True, metavar="ACTION")
+    p = sub.add_parser("calibrate", help="write references/<system>.yaml from measured runs")
+    p.add_argument("--system", "-s", required=True)
+    p.add_argument("--runs", nargs="+", required=True, help="run ids or run directories")
+    p.add_argument("--k", type=float, default=DEFAULT_K, help="tolerance in robust CVs (default 3)")
+    p.add_argument("--min-margin", type=float, default=DEFAULT_MIN_MARGIN,
+                   help="smallest tolerated relative regression (default 0.05)")
+    p.set_defaults(func=_cmd_calibrate)

@@ -1,0 +1,86 @@
+"""The first vertical slice, for real: xt-stream -> ReFrame -> references -> run report -> Snakemake
+-> report.html with the STREAM figure; plus gate mode and reference calibration."""
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import venv_tool
+
+pytestmark = pytest.mark.slow
+
+
+def crosstalk(*args, env, check=True):
+    proc = subprocess.run([venv_tool("crosstalk"), *args], capture_output=True, text=True, env=env,
+                          timeout=1200)
+    if check:
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def slice_env(tmp_path_factory, run_env_module):
+    results = tmp_path_factory.mktemp("results")
+    refs = tmp_path_factory.mktemp("refs")
+    return dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results), CROSSTALK_REFERENCES_DIR=str(refs))
+
+
+@pytest.fixture(scope="module")
+def stream_run(slice_env):
+    from pathlib import Path
+    crosstalk("run", "--system", "local", "--experiments", "stream", env=slice_env)
+    (run_dir,) = (Path(slice_env["CROSSTALK_RESULTS_DIR"]) / "local" / "runs").iterdir()
+    return run_dir
+
+
+def test_run_leaves_report_perflogs_and_provenance(stream_run):
+    report = json.loads((stream_run / "report.json").read_text())
+    cases = [c for c in report["runs"][-1]["testcases"] if not c["fixture"]]
+    assert {c["threads"] for c in cases} == {1, 2}
+    for case in cases:
+        assert case["result"] == "pass", case["fail_reason"]
+        value, ref, *_ = case["perfvalues"][f"local:default:triad_bw"]
+        assert value > 100, "Triad below 100 MB/s cannot be a real memory bandwidth"
+        assert ref == 0  # explore mode: no reference file for 'local' in this test
+    assert list((stream_run / "perflogs").rglob("StreamTriad*.log"))
+    prov = json.loads((stream_run / "provenance.json").read_text())
+    assert prov["system"] == "local" and prov["profile"] == "quick"
+    assert len(prov["specs"]["stream"]["sha256"]) == 64
+
+
+def test_report_has_the_stream_figure(stream_run, slice_env):
+    crosstalk("report", env=slice_env)
+    results = stream_run.parents[2]
+    page = (results / "local" / "report.html").read_text()
+    png = results / "local" / "figures" / "stream_triad.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (results / "local" / "figures" / "stream_triad.svg").exists()
+    assert "figures/stream_triad.png" in page and "Table 2.4" in page
+    assert "triad_bw" in page and "StreamTriad" in page
+    assert (results / "report.html").exists() and (results / "table.parquet").exists()
+
+
+def test_calibrated_references_pass_and_impossible_ones_fail_in_gate_mode(stream_run, slice_env):
+    refs_dir = slice_env["CROSSTALK_REFERENCES_DIR"]
+    # A wide margin: this checks the mechanism, not this VM's run-to-run noise (2-thread STREAM
+    # has two modes here, 32 and 43 GB/s).
+    crosstalk("refs", "calibrate", "--system", "local", "--runs", str(stream_run), "--min-margin", "0.6",
+              env=slice_env)
+    refs = yaml.safe_load(open(f"{refs_dir}/local.yaml"))
+    assert str(stream_run) in json.dumps(refs["crosstalk_calibration"])
+    entry = refs["StreamTriad"]["local:default"][1]["triad_bw"]
+    assert entry[0] > 100 and entry[1] < 0 and entry[3] == "MB/s"
+
+    # Gate with calibrated references: a second run passes (tolerance covers run-to-run noise).
+    ok = crosstalk("run", "--system", "local", "-e", "stream", "--gate", env=slice_env, check=False)
+    assert ok.returncode == 0, ok.stdout[-2000:]
+
+    # An impossible reference (100x the measured bandwidth, 5 % tolerance) must fail the gate.
+    for threads in refs["StreamTriad"]["local:default"].values():
+        threads["triad_bw"][0] *= 100
+    with open(f"{refs_dir}/local.yaml", "w") as fp:
+        yaml.safe_dump(refs, fp)
+    bad = crosstalk("run", "--system", "local", "-e", "stream", "--gate", env=slice_env, check=False)
+    assert bad.returncode != 0
+    assert "triad_bw" in bad.stdout + bad.stderr

@@ -1,0 +1,38 @@
+rule report:
+    input:
+        perf=f"{RESULTS}/table.parquet",
+        cases=f"{RESULTS}/cases.parquet",
+        errors=f"{RESULTS}/collect-errors.txt",
+        captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
+    output:
+        html=f"{RESULTS}/report.html",
+    params:
+        systems=SYSTEMS,
+        figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
+        results=lambda wildcards, input: results_dir(input.perf),
+    log:
+        f"{RESULTS}/logs/report.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule system_report:
+    input:
+        perf=f"{RESULTS}/table.parquet",
+        cases=f"{RESULTS}/cases.parquet",
+        errors=f"{RESULTS}/collect-errors.txt",
+        captions=expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.caption.txt", figure=FIGURES),
+    output:
+        html=f"{RESULTS}/{{system}}/report.html",
+    params:
+        systems=lambda wildcards: [wildcards.system],
+        figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
+        results=lambda wildcards, input: results_dir(input.perf),
+    log:
+        f"{RESULTS}/logs/report-{{system}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/report.py"

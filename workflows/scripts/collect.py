@@ -1,0 +1,15 @@
+"""Snakemake script: collect all runs into the tidy tables; broken files are listed, not fatal."""
+import sys
+
+from crosstalk.ingest import collect
+
+with open(snakemake.log[0], "w") as log:  # noqa: F821 (snakemake injects it)
+    perf, cases, errors = collect(snakemake.params.results, snakemake.params.systems)  # noqa: F821
+    perf.to_parquet(snakemake.output.perf, index=False)  # noqa: F821
+    cases.to_parquet(snakemake.output.cases, index=False)  # noqa: F821
+    with open(snakemake.output.errors, "w") as fp:  # noqa: F821
+        fp.writelines(f"{e}\n" for e in errors)
+    for e in errors:
+        print(f"crosstalk: collect: {e}", file=sys.stderr)
+    print(f"{len(perf)} performance values, {len(cases)} test cases, {len(errors)} unreadable runs",
+          file=log)
