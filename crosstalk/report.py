@@ -90,19 +90,38 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
     return out
 
 
+#: Benchmark summaries (markdown written by the benchmark scripts) shown at the end of the report.
+BENCHMARK_PAGES = [("Virtual cluster links and bring-up", "vcluster/linkbench.md"),
+                   ("Kernels against plain loops and upstream", "bench/latest.md"),
+                   ("Analysis scale", "bench/analysis-scale.md")]
+
+
+def benchmark_sections(results_dir):
+    import markdown
+    sections = []
+    for title, rel in BENCHMARK_PAGES:
+        path = Path(results_dir) / rel
+        if path.exists():
+            sections.append({"title": title,
+                             "html": markdown.markdown(path.read_text(), extensions=["tables"])})
+    return sections
+
+
 def discovered_systems(results_dir):
     return sorted(p.parent.name for p in Path(results_dir).glob("*/runs") if p.is_dir())
 
 
 def run_workflow(systems=(), cores=2, extra=(), quiet=True):
     """Run the Snakemake workflow on results_root(); returns its exit status."""
-    argv = [str(Path(sys.executable).with_name("snakemake")), "-s", str(WORKFLOW), "-d", str(REPO_ROOT),
-            "--cores", str(cores), "--config", f"results={results_root()}"]
-    if systems:
-        argv += [f"systems={json.dumps(list(systems))}"]
+    argv = [str(Path(sys.executable).with_name("snakemake")), *extra, "-s", str(WORKFLOW),
+            "-d", str(REPO_ROOT), "--cores", str(cores)]
     if quiet:
         argv += ["--quiet", "rules"]
-    return subprocess.run(argv + list(extra)).returncode
+    # --config takes every following word: it must come last.
+    argv += ["--config", f"results={results_root()}"]
+    if systems:
+        argv += [f"systems={json.dumps(list(systems))}"]
+    return subprocess.run(argv).returncode
 
 
 def _cmd_report(args):

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from crosstalk.report import BENCHMARK_PAGES
+
 
 def results_dir(table_path):
     """The results directory a rule works in, derived from its table's path."""
@@ -13,3 +15,8 @@ def run_reports(wildcards):
         for system in SYSTEMS
         for p in Path(RESULTS, system, "runs").glob("*/report.json")
     )
+
+
+def benchmark_pages(wildcards):
+    """Benchmark summaries that exist (shown at the end of the report)."""
+    return [str(Path(RESULTS, rel)) for _, rel in BENCHMARK_PAGES if Path(RESULTS, rel).exists()]

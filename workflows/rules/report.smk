@@ -4,6 +4,7 @@ rule report:
         cases=f"{RESULTS}/cases.parquet",
         errors=f"{RESULTS}/collect-errors.txt",
         captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
+        benchmarks=benchmark_pages,
     output:
         html=f"{RESULTS}/report.html",
     params:

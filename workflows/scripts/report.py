@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from crosstalk.report import write_report
+from crosstalk.report import benchmark_sections, write_report
 
 sm = snakemake  # noqa: F821
 perf = pd.read_parquet(sm.input.perf)
@@ -14,6 +14,6 @@ if systems:
     perf, cases = perf[perf.system.isin(systems)], cases[cases.system.isin(systems)]
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
 write_report(perf, cases, errors, systems, sm.params.figures_dir, sm.output.html, sm.params.results,
-             captions=captions)
+             captions=captions, extra_sections=benchmark_sections(sm.params.results))
 with open(sm.log[0], "w") as log:
     print(f"wrote {sm.output.html}", file=log)
