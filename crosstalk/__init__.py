@@ -11,3 +11,9 @@ def results_root():
     """Where runs, tables and reports live; tests point CROSSTALK_RESULTS_DIR elsewhere."""
     import os
     return Path(os.environ.get("CROSSTALK_RESULTS_DIR", REPO_ROOT / "results"))
+
+
+def references_dir():
+    """Per-system ReFrame reference files; tests point CROSSTALK_REFERENCES_DIR elsewhere."""
+    import os
+    return Path(os.environ.get("CROSSTALK_REFERENCES_DIR", REPO_ROOT / "reframe-tests" / "references"))

@@ -5,6 +5,7 @@ the parser it adds must set ``func`` (called with the parsed namespace, returns 
 """
 import argparse
 import importlib
+import os
 import sys
 
 from crosstalk.errors import CrosstalkError
@@ -14,7 +15,8 @@ COMMAND_MODULES = [
     "crosstalk.doctor",        # doctor
     "crosstalk.configrender",  # config render
     "crosstalk.runner",        # run
-    "crosstalk.report",        # report, compare
+    "crosstalk.report",        # report
+    "crosstalk.compare",       # compare
     "crosstalk.references",    # refs calibrate
     "crosstalk.vcluster.cli",  # vcluster up|down|status|exec, link set|show
 ]
@@ -45,6 +47,9 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:   # output piped into head & co.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ def stream_triad(perf, systems):
         ax_local.set_xlabel("OpenMP threads")
         ax_local.set_ylabel("Triad bandwidth, best of NTIMES (GB/s)")
         ax_local.set_xscale("log", base=2)
+        ax_local.set_xticks(sorted(df["threads"].unique()), [str(t) for t in sorted(df["threads"].unique())])
+        ax_local.set_ylim(bottom=0)
         ax_local.set_title("Measured here (median over repeats, bars: min-max)")
         ax_local.legend(fontsize=8)
         ax_local.grid(alpha=0.3)

@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from crosstalk import REPO_ROOT
+from crosstalk import REPO_ROOT, references_dir
 from crosstalk.errors import InputError
 from crosstalk.ingest import load_run
 from crosstalk.specs import all_specs
 
-REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"
 DEFAULT_K = 3.0
 DEFAULT_MIN_MARGIN = 0.05
 #: With a single value there is no spread to learn from.
@@ -45,7 +44,7 @@ def tolerance(values, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN):
     return float(max(min_margin, k * cv))
 
 
-def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=REFERENCES_DIR):
+def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=None):
     rows = []
     for run_dir in run_dirs:
         perf, _ = load_run(run_dir)
@@ -59,7 +58,7 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
         groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
         groups[key]["values"].append(r["value"])
 
-    out = Path(out_dir) / f"{system}.yaml"
+    out = Path(out_dir or references_dir()) / f"{system}.yaml"
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
     tests = {}
     for (test, partition, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):

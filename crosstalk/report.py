@@ -21,13 +21,20 @@ def figure_ids():
     return [fig["id"] for spec in all_specs() for fig in spec.data.get("figures", [])]
 
 
+def format_number(value):
+    """Readable numbers: thousands grouped, small ones with 4 significant digits."""
+    if value != value:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def _reference_text(group):
     ref = group["ref_value"].dropna()
     if ref.empty:
         return "none (explore)"
     lo, hi = group["ref_lower"].iloc[0], group["ref_upper"].iloc[0]
     bounds = f" [{lo:+.0%}, {hi:+.0%}]" if pd.notna(lo) and pd.notna(hi) else ""
-    return f"{ref.iloc[0]:.4g}{bounds}"
+    return f"{format_number(ref.iloc[0])}{bounds}"
 
 
 def experiment_table(perf):
@@ -81,6 +88,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
         })
     counts = {k: int((cases.result == k).sum()) for k in ("pass", "fail", "skip")}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+    env.filters["num"] = format_number
     html = env.get_template("report.html.j2").render(
         systems=systems, experiments=experiments, counts=counts, errors=errors,
         runs=load_runs(results_dir, systems), extra_sections=extra_sections or [],

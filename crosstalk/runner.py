@@ -10,11 +10,13 @@ from pathlib import Path
 
 from crosstalk import REPO_ROOT, __version__, results_root
 from crosstalk.configrender import config_path, render
+from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.inventory import resolve_inventory
 from crosstalk.specs import PROFILES, all_specs
 
 TESTS_DIR = REPO_ROOT / "reframe-tests"
+VERSIONED = ("MPI", "Slurm", "Compiler")
 
 
 def _git(*args):
@@ -24,18 +26,6 @@ def _git(*args):
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
-
-
-def _tool_version(argv):
-    exe = shutil.which(argv[0])
-    if not exe:
-        return None
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = (out.stdout or out.stderr).strip().splitlines()
-    return text[0] if text else None
 
 
 def new_run_id(now=None):
@@ -64,6 +54,7 @@ def select_experiments(names):
 def provenance(system, profile, specs, run_id, extra=None):
     """What a reader needs to trust or reproduce a run (stored as provenance.json)."""
     import reframe
+    findings = probe_all()
     return {
         "run_id": run_id,
         "system": system,
@@ -76,12 +67,9 @@ def provenance(system, profile, specs, run_id, extra=None):
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "specs": {s.name: {"path": str(s.path.relative_to(REPO_ROOT)), "sha256": s.sha256} for s in specs},
-        "versions": {
-            "reframe": reframe.VERSION,
-            "mpirun": _tool_version(["mpirun", "--version"]),
-            "slurm": _tool_version(["sinfo", "--version"]),
-            "gcc": _tool_version(["gcc", "--version"]),
-        },
+        "versions": {"reframe": reframe.VERSION,
+                     **{f.name: f.detail for f in findings if f.name in VERSIONED}},
+        "machine": {f.name: {"present": f.present, "detail": f.detail} for f in findings},
         **(extra or {}),
     }
 

@@ -43,8 +43,8 @@ class StreamTriad(XtExperiment, rfm.RunOnlyRegressionTest):
 
     @performance_function("MB/s")
     def triad_bw(self):
-        return result_value(self.stdout, "triad_bw", "best")
+        return result_value(self.stdout, "triad", "best")
 
     @performance_function("MB/s")
     def copy_bw(self):
-        return result_value(self.stdout, "copy_bw", "best")
+        return result_value(self.stdout, "copy", "best")

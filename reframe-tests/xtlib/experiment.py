@@ -10,14 +10,12 @@ import os
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
+from crosstalk import references_dir
 from crosstalk.specs import current_profile, load_spec
 
-#: Overridable so tests can gate against references of their own.
-REFERENCES_DIR = os.environ.get("CROSSTALK_REFERENCES_DIR",
-                                os.path.join(os.path.dirname(os.path.dirname(__file__)), "references"))
 
 
-class XtExperiment(rfm.RegressionMixin):
+class XtExperiment(rfm.RegressionTestPlugin):
     #: The spec this test implements (``experiments/<spec_name>.yaml``).
     spec_name = variable(str)
 
@@ -40,6 +38,6 @@ class XtExperiment(rfm.RegressionMixin):
 
     @run_after("setup")
     def use_system_references(self):
-        ref_file = os.path.join(REFERENCES_DIR, f"{self.current_system.name}.yaml")
+        ref_file = os.path.join(references_dir(), f"{self.current_system.name}.yaml")
         if os.path.exists(ref_file):
             self.reference = {"$ref": os.path.relpath(ref_file, self.prefix)}

@@ -1,0 +1,117 @@
+"""``crosstalk compare BASELINE CANDIDATE``: flag statistically significant regressions per metric.
+
+BASELINE and CANDIDATE are each a run directory, a system's results directory
+(``results/<system>``: all its runs) or a collected table (``table.parquet``). Values of the same
+test case (parameters without ``repeat``), partition and metric are compared with a one-sided
+Mann-Whitney U test (``crosstalk.models.stats.compare``): a regression needs p < alpha towards
+"worse" (from the spec's ``better``) AND a median change of at least ``min_effect``.
+Exit status 1 if any metric regressed; ``--junit`` writes one JUnit test case per metric.
+"""
+import json
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pandas as pd
+
+from crosstalk.errors import InputError
+from crosstalk.ingest import collect, load_run
+from crosstalk.models import stats
+from crosstalk.specs import all_specs
+
+KEY = ["experiment", "test", "partition", "params", "metric"]
+
+
+def load_values(source):
+    """The tidy performance table of a run dir, a system dir or a parquet file."""
+    path = Path(source)
+    if path.suffix == ".parquet" and path.is_file():
+        return pd.read_parquet(path)
+    if (path / "report.json").exists():
+        perf, _ = load_run(path)
+        return pd.DataFrame(perf)
+    if (path / "runs").is_dir():
+        perf, _, errors = collect(path.parent, [path.name])
+        for err in errors:
+            print(f"crosstalk: compare: skipped {err}", file=sys.stderr)
+        return perf
+    raise InputError(source, None, "not a run directory, a results/<system> directory or a .parquet table")
+
+
+def _without_repeat(params):
+    return json.dumps({k: v for k, v in json.loads(params).items() if k != "repeat"}, sort_keys=True)
+
+
+def _better(metric_index, experiment, metric):
+    return metric_index.get((experiment, metric), "higher")
+
+
+def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
+    metric_index = {(s.name, m["name"]): m["better"] for s in all_specs() for m in s.data["metrics"]}
+    frames = []
+    for df in (baseline, candidate):
+        df = df.copy()
+        df["params"] = df["params"].map(_without_repeat)
+        frames.append(df[df["value"].notna()])
+    base, cand = frames
+    results = []
+    for key, b in base.groupby(KEY):
+        c = cand
+        for col, val in zip(KEY, key):
+            c = c[c[col] == val]
+        if c.empty:
+            continue
+        experiment, test, partition, params, metric = key
+        verdict = stats.compare(b["value"].to_numpy(), c["value"].to_numpy(),
+                                better=_better(metric_index, experiment, metric), alpha=alpha,
+                                min_effect=min_effect)
+        results.append({"experiment": experiment, "test": test, "partition": partition,
+                        "params": params, "metric": metric, "unit": b["unit"].iloc[0], **verdict})
+    return results
+
+
+def write_junit(results, path):
+    suite = ET.Element("testsuite", name="crosstalk-compare", tests=str(len(results)),
+                       failures=str(sum(r["verdict"] == "regression" for r in results)),
+                       skipped=str(sum(r["verdict"] == "insufficient data" for r in results)))
+    for r in results:
+        case = ET.SubElement(suite, "testcase", classname=f"{r['experiment']}.{r['test']}",
+                             name=f"{r['partition']} {r['params']} {r['metric']}")
+        detail = (f"median {r['median_baseline']:.4g} -> {r['median_candidate']:.4g} {r['unit']} "
+                  f"(effect {r['effect']:+.1%}, {r['test']} p={r['p_value']:.3g}, alpha {r['alpha']}, "
+                  f"min effect {r['min_effect']:.0%}, n={r['n_baseline']}/{r['n_candidate']})")
+        if r["verdict"] == "regression":
+            ET.SubElement(case, "failure", message=f"regression: {detail}")
+        elif r["verdict"] == "insufficient data":
+            ET.SubElement(case, "skipped", message=r.get("reason", "insufficient data"))
+        else:
+            ET.SubElement(case, "system-out").text = f"{r['verdict']}: {detail}"
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _cmd_compare(args):
+    results = compare_tables(load_values(args.baseline), load_values(args.candidate),
+                             args.alpha, args.min_effect)
+    if not results:
+        raise InputError(args.candidate, None, "no test case and metric in common with the baseline")
+    print(f"{'verdict':<18} {'effect':>8} {'p':>8}  {'baseline':>10} {'candidate':>10}  metric / case")
+    for r in sorted(results, key=lambda r: (r["verdict"] != "regression", r["test"])):
+        p = "-" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3g}"
+        print(f"{r['verdict']:<18} {r['effect']:>+8.1%} {p:>8}  {r['median_baseline']:>10.4g} "
+              f"{r['median_candidate']:>10.4g}  {r['metric']} [{r['unit']}] {r['test']} "
+              f"{r['partition']} {r['params']}")
+    print(f"test: one-sided Mann-Whitney U, alpha {args.alpha}, minimum effect {args.min_effect:.0%}")
+    if args.junit:
+        write_junit(results, args.junit)
+    return 1 if any(r["verdict"] == "regression" for r in results) else 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser("compare", help="flag significant regressions of CANDIDATE against BASELINE")
+    p.add_argument("baseline", help="run dir, results/<system> dir or table.parquet")
+    p.add_argument("candidate", help="run dir, results/<system> dir or table.parquet")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--min-effect", type=float, default=0.05,
+                   help="smallest relative median change that counts (default 0.05)")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here")
+    p.set_defaults(func=_cmd_compare)
