@@ -17,6 +17,7 @@ import pandas as pd
 from crosstalk.errors import InputError
 from crosstalk.ingest import collect, load_run
 from crosstalk.models import stats
+from crosstalk.report import format_number
 from crosstalk.specs import all_specs
 
 KEY = ["experiment", "test", "partition", "params", "metric"]
@@ -66,7 +67,8 @@ def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
                                 better=_better(metric_index, experiment, metric), alpha=alpha,
                                 min_effect=min_effect)
         results.append({"experiment": experiment, "test": test, "partition": partition,
-                        "params": params, "metric": metric, "unit": b["unit"].iloc[0], **verdict})
+                        "params": params, "metric": metric, "unit": b["unit"].iloc[0],
+                        "method": verdict.pop("test"), **verdict})
     return results
 
 
@@ -78,7 +80,7 @@ def write_junit(results, path):
         case = ET.SubElement(suite, "testcase", classname=f"{r['experiment']}.{r['test']}",
                              name=f"{r['partition']} {r['params']} {r['metric']}")
         detail = (f"median {r['median_baseline']:.4g} -> {r['median_candidate']:.4g} {r['unit']} "
-                  f"(effect {r['effect']:+.1%}, {r['test']} p={r['p_value']:.3g}, alpha {r['alpha']}, "
+                  f"(effect {r['effect']:+.1%}, {r['method']} p={r['p_value']:.3g}, alpha {r['alpha']}, "
                   f"min effect {r['min_effect']:.0%}, n={r['n_baseline']}/{r['n_candidate']})")
         if r["verdict"] == "regression":
             ET.SubElement(case, "failure", message=f"regression: {detail}")
@@ -97,8 +99,8 @@ def _cmd_compare(args):
     print(f"{'verdict':<18} {'effect':>8} {'p':>8}  {'baseline':>10} {'candidate':>10}  metric / case")
     for r in sorted(results, key=lambda r: (r["verdict"] != "regression", r["test"])):
         p = "-" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3g}"
-        print(f"{r['verdict']:<18} {r['effect']:>+8.1%} {p:>8}  {r['median_baseline']:>10.4g} "
-              f"{r['median_candidate']:>10.4g}  {r['metric']} [{r['unit']}] {r['test']} "
+        print(f"{r['verdict']:<18} {r['effect']:>+8.1%} {p:>8}  {format_number(r['median_baseline']):>10} "
+              f"{format_number(r['median_candidate']):>10}  {r['metric']} [{r['unit']}] {r['test']} "
               f"{r['partition']} {r['params']}")
     print(f"test: one-sided Mann-Whitney U, alpha {args.alpha}, minimum effect {args.min_effect:.0%}")
     if args.junit:

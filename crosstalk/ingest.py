@@ -22,7 +22,7 @@ CASE_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", 
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_SKIP = re.compile(r"\[\s*SKIP\s*\] \(\d+/\d+\) (?P<name>.+?) /(?P<hash>[0-9a-f]+) "
+_SKIP = re.compile(r"\[\s*SKIP\s*\] \(\s*\d+/\d+\) (?P<name>.+?) /(?P<hash>[0-9a-f]+) "
                    r"@(?P<target>\S+) \[(?P<reason>.*)\]$")
 
 

@@ -1,0 +1,659 @@
+"""The embedded virtual cluster: N nodes made of Linux namespaces on this machine.
+
+Layout (all created by :meth:`VCluster.up`, all removed by :meth:`VCluster.down`):
+
+* a switch: one network namespace holding bridge ``br0``, kept open by an anchor process;
+* per node ``nI``: network + UTS (hostname ``nI``) + mount namespace (private ``/tmp`` and
+  ``/etc/hosts``) held by an anchor process; a veth ``eth0`` <-> ``pI`` on the bridge;
+  tbf shaping in both directions (node egress on ``eth0``, node ingress on ``pI``);
+* munged in the root namespace on a private socket, slurmctld in ``n1``, one slurmd per node;
+* Open MPI reaches other nodes through an rsh agent that enters the target node (nsenter).
+
+Every runtime file lives in the state dir (``/run/crosstalk/<name>/``): PID files, slurm.conf,
+hostfile, the rsh agent, per-node Python wrappers for Ansible. Nothing is put in the root
+network namespace, and addresses come only from 198.18.0.0/15.
+"""
+import contextlib
+import ipaddress
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from crosstalk.errors import CrosstalkError, InputError
+
+BENCH_NET = ipaddress.ip_network("198.18.0.0/15")
+MAX_NODES = 16
+DEFAULT_WIDTHS = {"4X": 1.0, "2X": 0.5, "1X": 0.25}
+RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$")
+_UNIT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+MIN_BURST = 128 * 1024          # bytes; must exceed a GSO packet (64 KiB)
+
+
+def parse_rate(text, where="rate"):
+    """'250mbit' -> 250_000_000 (bit/s). Raises CrosstalkError naming ``where``."""
+    m = RATE_RE.match(str(text).strip().lower())
+    if not m or float(m.group(1)) <= 0:
+        raise CrosstalkError(f"{where}: {text!r} is not a rate like 100mbit, 1gbit, 2.5gbit")
+    return int(float(m.group(1)) * _UNIT[m.group(2)])
+
+
+def format_rate(bps):
+    for suffix, unit in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bps >= unit and bps % unit == 0:
+            return f"{bps // unit}{suffix}"
+    return f"{bps}bit"
+
+
+def tbf_burst(bps):
+    """Bucket size in bytes: max(128 KiB, 2 ms at the rate) (a fixed burst caps fast links)."""
+    return max(MIN_BURST, int(bps * 0.002 / 8))
+
+
+def _pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _read_pid(path):
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _netns_id(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+def _pids_in_netns(ns_id):
+    """All live processes whose network namespace is ``ns_id`` ('net:[inode]')."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _netns_id(entry) == ns_id and _pid_alive(entry):
+            pids.append(int(entry))
+    return pids
+
+
+def _kill(pids, sig):
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _wait_gone(pids, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = [p for p in pids if _pid_alive(p)]
+        if not pids:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if _pid_alive(p)]
+
+
+def _run(argv, stdin=None, check=True):
+    out = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise CrosstalkError(f"vcluster: {' '.join(argv[:6])}...: "
+                             f"{(out.stderr or out.stdout).strip().splitlines()[-1:]}")
+    return out
+
+
+def _write_if_changed(path, text, mode=0o644):
+    path = Path(path)
+    if path.exists() and path.read_text() == text:
+        return False
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.chmod(mode)
+    tmp.replace(path)
+    return True
+
+
+def _load_yaml(path):
+    try:
+        with open(path) as f:
+            return yaml.safe_load(f) or {}
+    except FileNotFoundError:
+        return {}
+    except yaml.YAMLError as err:
+        raise InputError(path, "", f"not valid YAML ({err.__class__.__name__})") from None
+
+
+class VCluster:
+    """One virtual cluster. Create with :meth:`from_inventory`."""
+
+    def __init__(self, name, subnet, nodes, link_rate, widths=None, injection_cap=None,
+                 state_dir=None, slurm=None, node_rates=None):
+        self.name = name
+        self.subnet = ipaddress.ip_network(subnet)
+        self.nodes = list(nodes)                     # ['n1', ...]
+        self.link_rate = parse_rate(link_rate, "link_rate")
+        self.widths = dict(widths or DEFAULT_WIDTHS)
+        self.injection_cap = parse_rate(injection_cap, "injection_cap") if injection_cap else None
+        self.state = Path(state_dir or f"/run/crosstalk/{name}")
+        self.slurm = {"partition": "vc", "cpus_per_node": 2, "real_memory_mb": 2048,
+                      "slurmd_timeout": 10, **(slurm or {})}
+        # per-node nominal (4X) rate in bit/s
+        self.node_rates = {n: parse_rate((node_rates or {}).get(n) or format_rate(self.link_rate),
+                                         f"{n}: vcluster_link_rate") for n in self.nodes}
+        self.addresses = {n: str(self.subnet.network_address + i + 1)
+                          for i, n in enumerate(self.nodes)}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_inventory(cls, path="inventories/vcluster", **overrides):
+        """Read ``hosts.yml`` and ``group_vars/all/vcluster.yml``; ``overrides`` win:
+        nodes (int), link_rate, name, subnet, state_dir, injection_cap."""
+        inv = Path(path)
+        if not inv.is_dir():
+            raise InputError(inv, "", "no such inventory directory")
+        gv_path = inv / "group_vars" / "all" / "vcluster.yml"
+        gv = _load_yaml(gv_path)
+        hosts_path = inv / "hosts.yml"
+        group = (((_load_yaml(hosts_path).get("all") or {}).get("children") or {})
+                 .get("vcluster_nodes") or {})
+        hosts = group.get("hosts") or {}
+        if not hosts:
+            raise InputError(hosts_path, "vcluster_nodes.hosts", "no nodes listed")
+        names = list(hosts)
+        for i, n in enumerate(names, 1):
+            if n != f"n{i}":
+                raise InputError(hosts_path, f"vcluster_nodes.hosts.{n}",
+                                 f"nodes must be named n1..nN in order (expected n{i})")
+        name = overrides.pop("name", None) or gv.get("vcluster_name", "vcluster")
+        if not re.match(r"^[a-z][a-z0-9_-]{0,11}$", str(name)):
+            raise InputError(gv_path, "vcluster_name", f"{name!r}: use [a-z][a-z0-9_-], <= 12 chars")
+        sub_override = overrides.pop("subnet", None)
+        subnet_text = sub_override or gv.get("vcluster_subnet", "198.18.0.0/24")
+
+        def bad_subnet(problem):
+            if sub_override:
+                return CrosstalkError(f"subnet: {subnet_text}: {problem}")
+            return InputError(gv_path, "vcluster_subnet", f"{subnet_text}: {problem}")
+        try:
+            subnet = ipaddress.ip_network(subnet_text)
+        except ValueError as err:
+            raise bad_subnet(str(err)) from None
+        if not subnet.subnet_of(BENCH_NET):
+            raise bad_subnet("outside 198.18.0.0/15 (the only range the cluster may use)")
+        nnodes = overrides.pop("nodes", None) or len(names)
+        if not isinstance(nnodes, int) or not 1 <= nnodes <= MAX_NODES:
+            raise CrosstalkError(f"nodes: {nnodes!r}: must be an integer 1..{MAX_NODES}")
+        if nnodes > subnet.num_addresses - 2:
+            raise bad_subnet(f"too small for {nnodes} nodes")
+        nodes = [f"n{i}" for i in range(1, nnodes + 1)]
+        node_rates = {}
+        for i, n in enumerate(nodes, 1):
+            hv = hosts.get(n) or {}
+            addr = hv.get("vcluster_address")
+            if addr and not sub_override and addr != str(subnet.network_address + i):
+                raise InputError(hosts_path, f"{n}.vcluster_address",
+                                 f"{addr} must be {subnet.network_address + i} (subnet {subnet})")
+            if hv.get("vcluster_link_rate") and not overrides.get("link_rate"):
+                node_rates[n] = hv["vcluster_link_rate"]
+        widths = gv.get("vcluster_widths") or DEFAULT_WIDTHS
+        if set(widths) != set(DEFAULT_WIDTHS):
+            raise InputError(gv_path, "vcluster_widths", "must define exactly 4X, 2X and 1X")
+        link_rate = overrides.pop("link_rate", None) or gv.get("vcluster_link_rate", "1gbit")
+        try:
+            parse_rate(link_rate)
+        except CrosstalkError as err:
+            raise InputError(gv_path, "vcluster_link_rate", str(err).split(": ", 1)[1]) from None
+        state_dir = overrides.pop("state_dir", None) or (
+            gv.get("vcluster_state_dir") if name == gv.get("vcluster_name", "vcluster") else None)
+        cap = overrides.pop("injection_cap", gv.get("vcluster_injection_cap"))
+        if overrides:
+            raise CrosstalkError(f"VCluster: unknown override(s): {', '.join(overrides)}")
+        return cls(name, subnet, nodes, link_rate, widths, cap, state_dir,
+                   gv.get("vcluster_slurm"), node_rates)
+
+    # ------------------------------------------------------------------ paths and environment
+    def _pidfile(self, what):
+        return self.state / "pids" / f"{what}.pid"
+
+    @property
+    def slurm_conf(self):
+        return self.state / "slurm.conf"
+
+    @property
+    def shared_dir(self):
+        """A directory every node sees (each node's /tmp is private): binaries, job files."""
+        return self.state / "shared"
+
+    @property
+    def hostfile(self):
+        return self.state / "hostfile"
+
+    def env(self):
+        """Variables every command on the cluster needs: Slurm client config and Open MPI."""
+        return {
+            "SLURM_CONF": str(self.slurm_conf),
+            "SLURM_MPI_TYPE": "pmix",
+            "OMPI_ALLOW_RUN_AS_ROOT": "1",
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "OMPI_MCA_plm_rsh_agent": str(self.state / "bin" / "rsh-agent"),
+            "OMPI_MCA_orte_default_hostfile": str(self.hostfile),
+            "OMPI_MCA_rmaps_base_mapping_policy": "node",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1",
+            "OMPI_MCA_btl": "tcp,self,vader",
+            "OMPI_MCA_btl_tcp_if_include": "eth0",
+            "OMPI_MCA_oob_tcp_if_include": "eth0",
+            "OMPI_MCA_mpi_yield_when_idle": "1",
+            "OMPI_MCA_osc": "pt2pt",
+        }
+
+    # ------------------------------------------------------------------ entering nodes
+    def anchor_pid(self, node):
+        pid = _read_pid(self._pidfile(f"anchor-{node}"))
+        return pid if pid and _pid_alive(pid) else None
+
+    def _enter(self, node, argv, wd=None, ns="-n -u -m"):
+        pid = self.anchor_pid(node)
+        if pid is None:
+            raise CrosstalkError(f"vcluster {self.name}: node {node} is not up "
+                                 f"(run: crosstalk vcluster up)")
+        return ["nsenter", "-t", str(pid), *ns.split(), f"--wd={wd or os.getcwd()}", "--", *argv]
+
+    def _check_node(self, node):
+        if node not in self.nodes:
+            raise CrosstalkError(f"node: {node!r} is not a node of {self.name} "
+                                 f"({', '.join(self.nodes)})")
+
+    def exec(self, node, argv, **kw):
+        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd)."""
+        self._check_node(node)
+        full = self._enter(node, list(argv), kw.pop("cwd", None))
+        kw.setdefault("env", {**os.environ, **self.env()})
+        return subprocess.run(full, **kw)
+
+    def popen(self, node, argv, **kw):
+        self._check_node(node)
+        full = self._enter(node, list(argv), kw.pop("cwd", None))
+        kw.setdefault("env", {**os.environ, **self.env()})
+        return subprocess.Popen(full, **kw)
+
+    def _netcmd(self, node_or_sw, tool, lines):
+        """Run a batch of ``ip``/``tc`` lines inside a node's (or the switch's) netns."""
+        pid = _read_pid(self._pidfile(f"anchor-{node_or_sw}"))
+        return _run(["nsenter", "-t", str(pid), "-n", tool, "-batch", "-"],
+                    stdin="\n".join(lines) + "\n")
+
+    # ------------------------------------------------------------------ status
+    def _daemon_pid(self, what):
+        pid = _read_pid(self._pidfile(what))
+        return pid if pid and _pid_alive(pid) else None
+
+    def _slurmd_pid(self, node):
+        pid = _read_pid(self.state / "run" / f"slurmd-{node}.pid")
+        return pid if pid and _pid_alive(pid) else None
+
+    def _slurmctld_pid(self):
+        pid = _read_pid(self.state / "run" / "slurmctld.pid")
+        return pid if pid and _pid_alive(pid) else None
+
+    def status(self):
+        nodes = {}
+        links = self.link_state() if (self.state / "links.json").exists() else {}
+        for n in self.nodes:
+            nodes[n] = {"address": self.addresses[n], "anchor": self.anchor_pid(n),
+                        "slurmd": self._slurmd_pid(n), "link": links.get(n)}
+        return {"name": self.name, "state_dir": str(self.state), "subnet": str(self.subnet),
+                "switch": self.anchor_pid("sw"), "munged": self._daemon_pid("munged"),
+                "slurmctld": self._slurmctld_pid(), "nodes": nodes, "up": self.is_up()}
+
+    def is_up(self):
+        return (self.anchor_pid("sw") is not None and self._daemon_pid("munged") is not None
+                and self._slurmctld_pid() is not None
+                and all(self.anchor_pid(n) and self._slurmd_pid(n) for n in self.nodes))
+
+    # ------------------------------------------------------------------ up
+    def _preflight(self):
+        if os.geteuid() != 0:
+            raise CrosstalkError("vcluster: needs root (network namespaces, tc, Slurm daemons)")
+        for tool in ("unshare", "nsenter", "ip", "tc", "munged", "slurmctld", "slurmd", "sinfo"):
+            if not shutil.which(tool):
+                raise CrosstalkError(f"vcluster: {tool} not found on PATH")
+        probe = subprocess.run(["unshare", "--net", "--uts", "--mount", "true"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise CrosstalkError("vcluster: namespaces not permitted here: "
+                                 + (probe.stderr.strip() or "unshare failed"))
+
+    def _config(self):
+        return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
+                "link_rate": self.link_rate, "node_rates": self.node_rates,
+                "injection_cap": self.injection_cap, "slurm": self.slurm}
+
+    def up(self):
+        """Build the cluster, or repair what is missing. Returns the list of changes made
+        (empty: it was already up)."""
+        self._preflight()
+        changes = []
+        cfg_path = self.state / "cluster.json"
+        if cfg_path.exists():
+            try:
+                old = json.loads(cfg_path.read_text())
+            except ValueError:
+                old = None
+            if old != self._config():
+                self.down()
+                changes.append("reconfigured")
+        if self.anchor_pid("sw") is None and self.state.exists():
+            self.down()             # no switch: nothing else can be trusted, rebuild
+        for sub in ("pids", "run", "log", "bin", "nodes", "slurmctld", "slurmd", "munge", "shared"):
+            (self.state / sub).mkdir(parents=True, exist_ok=True)
+        (self.state / "munge").chmod(0o700)
+        _write_if_changed(cfg_path, json.dumps(self._config(), indent=1, sort_keys=True))
+        self._write_files()
+
+        if self.anchor_pid("sw") is None:
+            self._start_anchor("sw")
+            self._netcmd("sw", "ip", ["link set lo up", "link add br0 type bridge forward_delay 0",
+                                      "link set br0 up"])
+            changes.append("switch")
+        links = self._links()
+        for n in self.nodes:
+            if self.anchor_pid(n) is None:
+                self._clear_node(n)
+                self._start_anchor(n)
+                self._wire(n)
+                self._shape(n, links[n]["rate_bps"])
+                changes.append(f"node {n}")
+        if self._daemon_pid("munged") is None:
+            self._start_munged()
+            changes.append("munged")
+        if self._slurmctld_pid() is None:
+            self._start_slurm_daemon(self.nodes[0], ["slurmctld", "-f", str(self.slurm_conf)],
+                                     self.state / "run" / "slurmctld.pid")
+            changes.append("slurmctld")
+        started = []
+        for n in self.nodes:
+            if self._slurmd_pid(n) is None:
+                self._start_slurm_daemon(n, ["slurmd", "-f", str(self.slurm_conf), "-N", n],
+                                         None)
+                started.append(n)
+        for n in started:
+            self._wait_pidfile(self.state / "run" / f"slurmd-{n}.pid", f"slurmd on {n}")
+            changes.append(f"slurmd {n}")
+        self._wait_slurm_ready()
+        return changes
+
+    def _start_anchor(self, node):
+        """A ``sleep infinity`` that owns the node's namespaces; it writes its own PID."""
+        pidfile = self._pidfile(f"anchor-{node}")
+        pidfile.unlink(missing_ok=True)
+        if node == "sw":
+            script = 'echo $$ > "$1"; exec sleep infinity'
+            argv = ["unshare", "--net", "--", "sh", "-c", script, "anchor", str(pidfile)]
+        else:
+            # private /tmp (PMIx appdirs collide otherwise) and an /etc/hosts naming the nodes
+            script = ('hostname "$2" && mount -t tmpfs -o mode=1777 tmpfs /tmp && '
+                      'mount --bind "$3" /etc/hosts && echo $$ > "$1" && exec sleep infinity')
+            argv = ["unshare", "--net", "--uts", "--mount", "--propagation", "private", "--",
+                    "sh", "-c", script, "anchor", str(pidfile), node, str(self.state / "hosts")]
+        # setsid --fork: the anchor is reparented away from us (no zombies in long sessions)
+        subprocess.run(["setsid", "--fork", *argv], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        pid = self._wait_pidfile(pidfile, f"namespace anchor for {node}")
+        (self.state / "nodes" / f"{node}.netns").write_text(_netns_id(pid) or "")
+
+    def _wait_pidfile(self, path, what, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid = _read_pid(path)
+            if pid and _pid_alive(pid):
+                return pid
+            time.sleep(0.02)
+        raise CrosstalkError(f"vcluster {self.name}: {what} did not start within {timeout} s "
+                             f"(logs: {self.state / 'log'})")
+
+    def _clear_node(self, node):
+        """Kill whatever still runs in a node whose anchor died (its netns lives on)."""
+        ns_file = self.state / "nodes" / f"{node}.netns"
+        ns_id = ns_file.read_text().strip() if ns_file.exists() else ""
+        if ns_id:
+            pids = _pids_in_netns(ns_id)
+            _kill(pids, signal.SIGKILL)
+            _wait_gone(pids, 5)
+        ns_file.unlink(missing_ok=True)
+        (self.state / "run" / f"slurmd-{node}.pid").unlink(missing_ok=True)
+        if node == self.nodes[0]:
+            (self.state / "run" / "slurmctld.pid").unlink(missing_ok=True)
+
+    def _wire(self, node):
+        i = self.nodes.index(node) + 1
+        port, npid = f"p{i}", self.anchor_pid(node)
+        self._netcmd("sw", "ip", [f"link del {port}"]) if self._has_link("sw", port) else None
+        self._netcmd("sw", "ip", [f"link add {port} type veth peer name eth0 netns {npid}",
+                                  f"link set {port} master br0", f"link set {port} up"])
+        self._netcmd(node, "ip", ["link set lo up",
+                                  f"addr add {self.addresses[node]}/{self.subnet.prefixlen} dev eth0",
+                                  "link set eth0 up"])
+
+    def _has_link(self, ns, dev):
+        pid = _read_pid(self._pidfile(f"anchor-{ns}"))
+        return _run(["nsenter", "-t", str(pid), "-n", "ip", "link", "show", dev],
+                    check=False).returncode == 0
+
+    def _shape(self, node, bps):
+        """tbf both ways: node egress (capped by the injection limit) and the switch port."""
+        egress = min(bps, self.injection_cap) if self.injection_cap else bps
+        port = f"p{self.nodes.index(node) + 1}"
+        self._netcmd(node, "tc", [f"qdisc replace dev eth0 root tbf rate {egress}bit "
+                                  f"burst {tbf_burst(egress)} latency 50ms"])
+        self._netcmd("sw", "tc", [f"qdisc replace dev {port} root tbf rate {bps}bit "
+                                  f"burst {tbf_burst(bps)} latency 50ms"])
+
+    def _start_munged(self):
+        pidfile = self._pidfile("munged")
+        sock = self.state / "munge" / "munge.socket"
+        _run(["munged", "--force", f"--socket={sock}", f"--pid-file={pidfile}",
+              f"--log-file={self.state / 'log' / 'munged.log'}",
+              f"--seed-file={self.state / 'munge' / 'munged.seed'}"])
+        self._wait_pidfile(pidfile, "munged")
+
+    def _start_slurm_daemon(self, node, argv, pidfile):
+        # the daemons fork into the background and write their own PID files
+        out = subprocess.run(self._enter(node, argv, wd="/"), capture_output=True, text=True,
+                             env={**os.environ, **self.env()})
+        if out.returncode != 0:
+            raise CrosstalkError(f"vcluster {self.name}: {argv[0]} on {node} failed: "
+                                 f"{out.stderr.strip()[-300:]}")
+        if pidfile:
+            self._wait_pidfile(pidfile, f"{argv[0]} on {node}")
+
+    def sinfo(self):
+        """{node: state} as Slurm sees it ('idle', 'down*', ...)."""
+        out = self.exec(self.nodes[0], ["sinfo", "-h", "-N", "-o", "%N %t"],
+                        capture_output=True, text=True, cwd="/")
+        return dict(line.split() for line in out.stdout.splitlines() if line.strip())
+
+    def _wait_slurm_ready(self, timeout=60):
+        """Until every node is usable; a responding node left DOWN (e.g. after its slurmd
+        was killed) is resumed."""
+        deadline = time.monotonic() + timeout
+        states = {}
+        while time.monotonic() < deadline:
+            states = self.sinfo()
+            bad = {n: s for n, s in states.items() if s.rstrip("*~#") not in
+                   ("idle", "alloc", "mix", "comp") or s.endswith("*")}
+            if len(states) == len(self.nodes) and not bad:
+                return
+            down = [n for n, s in bad.items() if s in ("down", "drain", "drng", "fail")]
+            if down:
+                self.exec(self.nodes[0], ["scontrol", "update", f"nodename={','.join(down)}",
+                                          "state=resume"], capture_output=True, cwd="/")
+            time.sleep(0.2)
+        raise CrosstalkError(f"vcluster {self.name}: Slurm nodes not ready after {timeout} s: "
+                             f"{states} (logs: {self.state / 'log'})")
+
+    # ------------------------------------------------------------------ generated files
+    def _write_files(self):
+        st = self.state
+        _write_if_changed(st / "hosts", "127.0.0.1 localhost\n" + "".join(
+            f"{self.addresses[n]} {n}\n" for n in self.nodes))
+        _write_if_changed(self.hostfile, "".join(
+            f"{n} slots={self.slurm['cpus_per_node']}\n" for n in self.nodes))
+        cases = "".join(f"  {n}|{self.addresses[n]}) node={n} ;;\n" for n in self.nodes)
+        # Open MPI calls: AGENT [options] HOST COMMAND...; COMMAND is a shell string (as for ssh)
+        _write_if_changed(st / "bin" / "rsh-agent", f"""#!/bin/sh
+# Open MPI launch agent for virtual cluster {self.name}: runs COMMAND on node HOST.
+while [ "$#" -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
+host=$1; shift
+case "$host" in
+{cases}  *) echo "rsh-agent: unknown node $host" >&2; exit 255 ;;
+esac
+pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
+exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
+""", 0o755)
+        for n in self.nodes:   # Ansible's interpreter: runs modules inside the node
+            _write_if_changed(st / "bin" / f"python-{n}", f"""#!/bin/sh
+pid=$(cat "{st}/pids/anchor-{n}.pid") || exit 1
+exec nsenter -t "$pid" -n -u -m --wd="$PWD" -- /usr/bin/python3 "$@"
+""", 0o755)
+        s = self.slurm
+        first = self.nodes[0]
+        nodes = "".join(
+            f"NodeName={n} NodeAddr={self.addresses[n]} CPUs={s['cpus_per_node']} "
+            f"RealMemory={s['real_memory_mb']} State=UNKNOWN\n" for n in self.nodes)
+        _write_if_changed(self.slurm_conf, f"""# Generated by crosstalk.vcluster for cluster {self.name}
+ClusterName={self.name}
+SlurmctldHost={first}({self.addresses[first]})
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={st}/munge/munge.socket
+StateSaveLocation={st}/slurmctld
+SlurmdSpoolDir={st}/slurmd/%n
+SlurmctldPidFile={st}/run/slurmctld.pid
+SlurmdPidFile={st}/run/slurmd-%n.pid
+SlurmctldLogFile={st}/log/slurmctld.log
+SlurmdLogFile={st}/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+JobRequeue=0
+SlurmdTimeout={s['slurmd_timeout']}
+SlurmctldTimeout=30
+MessageTimeout=10
+InactiveLimit=0
+KillWait=5
+MinJobAge=600
+MailProg=/bin/true
+{nodes}PartitionName={s['partition']} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+""")
+        for n in self.nodes:
+            (st / "slurmd" / n).mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------------ down
+    def down(self):
+        """Stop every daemon and process of the cluster, remove its namespaces and state dir.
+        Returns True if something was running."""
+        if not self.state.exists():
+            return False
+        pids = [p for p in [self._slurmctld_pid(), *(self._slurmd_pid(n) for n in self.nodes)]
+                if p]
+        _kill(pids, signal.SIGTERM)          # let slurmctld save state; it takes 1-3 s
+        left = _wait_gone(pids, 10)
+        _kill(left, signal.SIGKILL)
+        all_pids = list(pids)
+        for f in sorted((self.state / "nodes").glob("*.netns")):
+            ns_pids = _pids_in_netns(f.read_text().strip()) if f.read_text().strip() else []
+            _kill(ns_pids, signal.SIGKILL)   # job steps, ranks, orteds left on the node
+            all_pids += ns_pids
+        for f in sorted((self.state / "pids").glob("*.pid")):
+            pid = _read_pid(f)
+            if pid and _pid_alive(pid):
+                _kill([pid], signal.SIGTERM if f.stem == "munged" else signal.SIGKILL)
+                all_pids.append(pid)
+        left = _wait_gone(all_pids, 15)
+        if left:
+            raise CrosstalkError(f"vcluster {self.name}: processes {left} did not exit")
+        shutil.rmtree(self.state)
+        with contextlib.suppress(OSError):   # /run/crosstalk if we were the last cluster
+            self.state.parent.rmdir()
+        return bool(all_pids)
+
+    # ------------------------------------------------------------------ links
+    def _links(self):
+        path = self.state / "links.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        links = {n: {"width": "4X", "rate_bps": self.node_rates[n]} for n in self.nodes}
+        path.write_text(json.dumps(links, indent=1))
+        return links
+
+    def link_state(self):
+        """{node: {'width': '4X'|'2X'|'1X'|None, 'rate_bps', 'rate', 'nominal_bps',
+        'tc_rate_bps' (what tbf on the switch port really has)}}."""
+        links = self._links()
+        out = {}
+        for n in self.nodes:
+            entry = dict(links[n], rate=format_rate(links[n]["rate_bps"]),
+                         nominal_bps=self.node_rates[n], tc_rate_bps=None)
+            if self.anchor_pid("sw"):
+                out_tc = _run(["nsenter", "-t", str(self.anchor_pid("sw")), "-n", "tc", "-j",
+                               "qdisc", "show", "dev", f"p{self.nodes.index(n) + 1}"], check=False)
+                with contextlib.suppress(ValueError):
+                    for q in json.loads(out_tc.stdout or "[]"):
+                        if q.get("kind") == "tbf":
+                            entry["tc_rate_bps"] = int(q["options"]["rate"]) * 8
+            out[n] = entry
+        return out
+
+    def set_link(self, node, width=None, rate=None):
+        """Set a node's link to a width level (4X, 2X, 1X of its nominal rate) or a rate."""
+        self._check_node(node)
+        if (width is None) == (rate is None):
+            raise CrosstalkError("link set: give exactly one of --width and --rate")
+        if width is not None:
+            if width not in self.widths:
+                raise CrosstalkError(f"--width: {width!r}: choose one of {', '.join(self.widths)}")
+            bps = int(self.node_rates[node] * float(self.widths[width]))
+        else:
+            bps = parse_rate(rate, "--rate")
+        if self.anchor_pid(node) is None:
+            raise CrosstalkError(f"vcluster {self.name}: node {node} is not up")
+        links = self._links()
+        self._shape(node, bps)
+        links[node] = {"width": width, "rate_bps": bps}
+        _write_if_changed(self.state / "links.json", json.dumps(links, indent=1))
+        return links[node]
+
+    def restore_links(self):
+        for n in self.nodes:
+            self.set_link(n, width="4X")
+
+    @contextlib.contextmanager
+    def link_override(self, settings):
+        """``{'n2': '1X', 'n3': '250mbit'}`` for the duration of the block; nominal afterwards,
+        also when the block raises."""
+        try:
+            for node, value in settings.items():
+                if str(value).upper() in self.widths:
+                    self.set_link(node, width=str(value).upper())
+                else:
+                    self.set_link(node, rate=value)
+            yield self
+        finally:
+            self.restore_links()

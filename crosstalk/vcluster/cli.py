@@ -1,0 +1,176 @@
+"""``crosstalk vcluster up|down|status|exec|bench`` and ``crosstalk link set|show|restore``."""
+import argparse
+import json
+import os
+import sys
+
+from crosstalk.errors import CrosstalkError
+
+
+def _cluster(args):
+    from crosstalk.vcluster import VCluster
+    overrides = {k: v for k, v in (("nodes", getattr(args, "nodes", None)),
+                                   ("link_rate", getattr(args, "link_rate", None)),
+                                   ("name", args.name), ("subnet", args.subnet)) if v}
+    return VCluster.from_inventory(args.inventory, **overrides)
+
+
+def _node_count(text):
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= n <= 16:
+        raise argparse.ArgumentTypeError(f"{n}: must be 1..16")
+    return n
+
+
+def _common(p):
+    p.add_argument("--inventory", default="inventories/vcluster",
+                   help="virtual cluster inventory (default: %(default)s)")
+    p.add_argument("--name", help="cluster name (state in /run/crosstalk/NAME)")
+    p.add_argument("--subnet", help="node subnet inside 198.18.0.0/15")
+
+
+def cmd_up(args):
+    vc = _cluster(args)
+    changes = vc.up()
+    if args.json:
+        print(json.dumps({"changed": bool(changes), "changes": changes}))
+    else:
+        print(f"vcluster {vc.name}: " + (f"changed: {', '.join(changes)}" if changes
+                                         else "already up"))
+    return 0
+
+
+def cmd_down(args):
+    vc = _cluster(args)
+    was = vc.down()
+    if args.json:
+        print(json.dumps({"changed": was}))
+    else:
+        print(f"vcluster {vc.name}: " + ("removed" if was else "was not up"))
+    return 0
+
+
+def cmd_status(args):
+    vc = _cluster(args)
+    st = vc.status()
+    if args.json:
+        print(json.dumps(st, indent=1))
+    else:
+        print(f"vcluster {st['name']}: {'up' if st['up'] else 'not (fully) up'} "
+              f"(state {st['state_dir']})")
+        for n, d in st["nodes"].items():
+            link = d["link"] or {}
+            print(f"  {n} {d['address']:<14} anchor={d['anchor']} slurmd={d['slurmd']} "
+                  f"link={link.get('width') or '-'} {link.get('rate', '-')}")
+    return 0 if st["up"] else 1
+
+
+def cmd_exec(args):
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise CrosstalkError("vcluster exec: no command given (usage: exec NODE -- CMD...)")
+    vc = _cluster(args)
+    return vc.exec(args.node, argv, cwd=os.getcwd()).returncode
+
+
+def cmd_bench(args):
+    from crosstalk.vcluster import linkbench
+    return linkbench.main(args)
+
+
+def cmd_link_set(args):
+    if (args.width is None) == (args.rate is None):
+        raise CrosstalkError("link set: give exactly one of --width and --rate")
+    vc = _cluster(args)
+    entry = vc.set_link(args.node, width=args.width, rate=args.rate)
+    print(f"{args.node}: {entry['width'] or '-'} {entry['rate_bps']} bit/s")
+    return 0
+
+
+def cmd_link_show(args):
+    vc = _cluster(args)
+    if not vc.is_up():
+        raise CrosstalkError(f"vcluster {vc.name}: not up (run: crosstalk vcluster up)")
+    state = vc.link_state()
+    if args.json:
+        print(json.dumps(state, indent=1))
+        return 0
+    print(f"{'node':<5} {'width':<6} {'rate':<10} {'nominal':<10} tc")
+    for n, d in state.items():
+        print(f"{n:<5} {d['width'] or '-':<6} {d['rate']:<10} {d['nominal_bps']:<10} "
+              f"{d['tc_rate_bps']}")
+    return 0
+
+
+def cmd_link_restore(args):
+    vc = _cluster(args)
+    vc.restore_links()
+    print(f"vcluster {vc.name}: all links at 4X")
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """One-line errors, exit 2 (the project's convention)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def register(subparsers):
+    vc = subparsers.add_parser("vcluster", help="the embedded virtual cluster")
+    vc.__class__ = _Parser          # add_parser cannot choose the class of one parser
+    vsub = vc.add_subparsers(dest="vcommand", required=True, metavar="ACTION",
+                             parser_class=_Parser)
+
+    p = vsub.add_parser("up", help="build (or repair) the virtual cluster")
+    _common(p)
+    p.add_argument("--nodes", type=_node_count, help="number of nodes (1..16)")
+    p.add_argument("--link-rate", help="nominal 4X rate, e.g. 1gbit")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_up)
+
+    p = vsub.add_parser("down", help="remove the virtual cluster")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_down)
+
+    p = vsub.add_parser("status", help="show nodes, daemons and links")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = vsub.add_parser("exec", help="run a command on a node: exec NODE -- CMD...")
+    _common(p)
+    p.add_argument("node")
+    p.add_argument("argv", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_exec)
+
+    p = vsub.add_parser("bench", help="link benchmark: achieved/configured rate, bring-up time")
+    _common(p)
+    p.add_argument("--rates", default="100mbit,250mbit,1gbit,4gbit,10gbit")
+    p.add_argument("--sizes", default="2,4,8,16", help="node counts for bring-up time")
+    p.add_argument("--seconds", type=int, default=4, help="iperf3 duration per rate")
+    p.add_argument("--out", default="results/vcluster")
+    p.set_defaults(func=cmd_bench)
+
+    lk = subparsers.add_parser("link", help="runtime link control on the virtual cluster")
+    lk.__class__ = _Parser
+    lsub = lk.add_subparsers(dest="lcommand", required=True, metavar="ACTION",
+                             parser_class=_Parser)
+    p = lsub.add_parser("set", help="set NODE's link width or rate")
+    _common(p)
+    p.add_argument("node")
+    p.add_argument("--width", choices=["4X", "2X", "1X"])
+    p.add_argument("--rate", help="tc notation, e.g. 250mbit")
+    p.set_defaults(func=cmd_link_set)
+    p = lsub.add_parser("show", help="configured width and rate per node")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_link_show)
+    p = lsub.add_parser("restore", help="all links back to nominal (4X)")
+    _common(p)
+    p.set_defaults(func=cmd_link_restore)

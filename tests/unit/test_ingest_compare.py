@@ -1,0 +1,98 @@
+"""Collecting real run reports into the tidy table; broken files; the compare gate."""
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, venv_tool
+from crosstalk.compare import compare_tables
+from crosstalk.errors import InputError
+from crosstalk.ingest import PERF_COLUMNS, collect, load_run
+
+RUNS = REPO / "tests" / "fixtures" / "runs"
+(RUN,) = sorted((RUNS / "local" / "runs").iterdir())
+
+
+def test_real_run_becomes_tidy_rows():
+    perf, cases = load_run(RUN)
+    df = pd.DataFrame(perf, columns=PERF_COLUMNS)
+    triad = df[df.metric == "triad_bw"]
+    assert len(triad) == 10                       # threads 1 and 2, five repeats each
+    assert set(triad["repeat"]) == set(range(5))
+    assert {json.loads(p)["threads"] for p in triad.params} == {1, 2}
+    assert (triad.value > 1000).all() and set(triad.unit) == {"MB/s"}
+    assert set(df.experiment) == {"stream"} and set(df.run_id) == {RUN.name}
+    assert df.spec_hash.str.len().eq(64).all() and df.profile.eq("full").all()
+
+
+def test_skip_reasons_come_from_the_log():
+    _, cases = load_run(RUN)
+    skipped = [c for c in cases if c["result"] == "skip"]
+    assert len(skipped) == 25
+    assert {c["reason"] for c in skipped} == {f"{t} threads > 2 cores" for t in (4, 8, 16, 32, 64)}
+
+
+def copy_run(tmp_path, system="local"):
+    dest = tmp_path / system / "runs" / RUN.name
+    shutil.copytree(RUN, dest)
+    return dest
+
+
+def test_truncated_report_is_one_line_and_the_rest_is_collected(tmp_path):
+    good = copy_run(tmp_path, "sysa")
+    bad = copy_run(tmp_path, "sysb")
+    text = (bad / "report.json").read_text()
+    (bad / "report.json").write_text(text[: len(text) // 2])
+    with pytest.raises(InputError, match=r"report\.json: line \d+: not valid JSON"):
+        load_run(bad)
+    perf, cases, errors = collect(tmp_path)
+    assert len(errors) == 1 and str(bad / "report.json") in errors[0] and "\n" not in errors[0]
+    assert set(perf.system) == {"local"} and len(perf) == 20   # the good run's rows survive
+    assert good.exists()
+
+
+def test_not_a_reframe_report(tmp_path):
+    run = copy_run(tmp_path)
+    (run / "report.json").write_text(json.dumps({"hello": 1}))
+    with pytest.raises(InputError, match="not a ReFrame run report"):
+        load_run(run)
+
+
+def degraded_copy(tmp_path, factor):
+    run = copy_run(tmp_path)
+    report = json.loads((run / "report.json").read_text())
+    for case in report["runs"][-1]["testcases"]:
+        for values in (case.get("perfvalues") or {}).values():
+            values[0] *= factor
+    (run / "report.json").write_text(json.dumps(report))
+    return run
+
+
+def test_compare_flags_a_real_regression_only():
+    base = pd.DataFrame(load_run(RUN)[0])
+    same = compare_tables(base, base)
+    assert same and {r["verdict"] for r in same} == {"no change"}
+
+
+def test_compare_cli_exit_status_and_junit(tmp_path, run_env):
+    # Half the bandwidth: beyond this VM's run-to-run spread (21-31 GB/s at one thread).
+    slower = degraded_copy(tmp_path, 0.5)
+    junit = tmp_path / "compare.xml"
+    proc = subprocess.run([venv_tool("crosstalk"), "compare", str(RUN), str(slower), "--junit", str(junit)],
+                          capture_output=True, text=True, env=run_env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "regression" in proc.stdout and "Mann-Whitney" in proc.stdout
+    suite = ET.parse(junit).getroot()
+    assert int(suite.get("failures")) == 4               # triad and copy, 1 and 2 threads
+    faster = compare_tables(pd.DataFrame(load_run(RUN)[0]), pd.DataFrame(load_run(degraded_copy(
+        tmp_path / "f", 2.0))[0]))
+    assert {r["verdict"] for r in faster} == {"improvement"}
+
+
+def test_compare_rejects_unknown_input(tmp_path, run_env):
+    proc = subprocess.run([venv_tool("crosstalk"), "compare", str(tmp_path), str(RUN)],
+                          capture_output=True, text=True, env=run_env)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and str(tmp_path) in proc.stderr
