@@ -13,7 +13,8 @@ configurations C_i with known probe latencies and known victim slowdowns form th
   slowdown under that C_i. (§4.1.1 says "the slowdown that application B suffers", a slip: the
   prediction is for A, as in §5.2.)
 - §5.2 queue model: slowdown of A with B = p_A(U_B), p_A mapping CompressionB utilisation to A's
-  slowdown (Fig 12), U_B = rho of B's probe latencies.
+  slowdown (Fig 12), U_B = rho of B's probe latencies; evaluated, as the text says, at "the
+  configuration of CompressionB that utilizes the same fraction of the switch queue" (nearest rho).
 - §5.3: errors are |measured - predicted| slowdowns in percentage points over all pairings (Fig 14).
 """
 import numpy as np
@@ -38,7 +39,10 @@ def mean_latency(rho, t_min, var_s=0.0):
 
 
 def utilisation(w, t_min, var_s=0.0):
-    """Eq 3 / mu: rho = 2(mu W - 1) / (2 mu W - 1 + mu^2 Var(S)); W, t_min in the same unit."""
+    """Eq 3 / mu: rho = 2(mu W - 1) / (2 mu W - 1 + mu^2 Var(S)); W, t_min in the same unit.
+
+    Returned as computed: rho < 0 (W below t_min) or rho >= 1 mean the M/G/1 picture does not fit.
+    """
     if t_min <= 0:
         raise ValueError(f"t_min must be > 0, got {t_min}")
     if var_s < 0:
@@ -90,7 +94,8 @@ def interval_overlap(a, b):
 def select_average_stdev(target, training):
     """AverageStDevLT (§4.1.2): maximise |[mu_B-s_B, mu_B+s_B] ∩ [mu_C-s_C, mu_C+s_C]|.
 
-    Ties (e.g. no interval overlaps) go to the closest mean, as AverageLT would choose.
+    sigma is the population standard deviation (ddof 0). Ties (e.g. no interval overlaps) go to
+    the closest mean, as AverageLT would choose.
     """
     x = _samples(target, "target")
     ib = (x.mean() - x.std(), x.mean() + x.std())

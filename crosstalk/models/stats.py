@@ -86,3 +86,16 @@ def compare(baseline, candidate, better="higher", alpha=0.05, min_effect=0.05):
         verdict, p = "no change", min(p_worse, p_better)
     return {**result, "p_worse": float(p_worse), "p_better": float(p_better), "p_value": float(p),
             "verdict": verdict}
+
+
+def histogram_quantile(values, counts, q):
+    """Smallest bin value whose cumulative count reaches q x total (q in (0, 1]), e.g. a tail
+    latency (99 %) from a GPCNeT verbose histogram."""
+    v, c = _values(values), np.asarray(counts, dtype=float).ravel()
+    if v.shape != c.shape or c.sum() <= 0 or (c < 0).any():
+        raise ValueError("need one non-negative count per value and a positive total")
+    if not 0 < q <= 1:
+        raise ValueError(f"q must be in (0, 1], got {q}")
+    order = np.argsort(v)
+    cum = np.cumsum(c[order])
+    return float(v[order][np.searchsorted(cum, q * cum[-1] * (1 - 1e-12))])

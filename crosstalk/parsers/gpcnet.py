@@ -8,8 +8,11 @@ to), ``tool``, ``version``, ``ranks``, ``nodes`` (and ``network_nodes``, ``conge
 The Key Results table gives ``metric`` = ``<slug>_ci``, unit ``x``, ``condition="impact"`` and
 ``definition="tool"``: loaded / isolated of the same statistic (Chunduri et al. SC19, seed 002, Eq 1-2).
 Bandwidth ``p99`` is the slow tail, so it is usually below ``avg``.
+``parse_histogram`` reads the verbose build's latency histograms (``*.dat``).
 """
 import re
+
+import numpy as np
 
 from crosstalk.errors import InputError
 from crosstalk.parsers import number, read_text, record, require_newline, slug
@@ -157,3 +160,27 @@ def parse(path, text=None):
         raise InputError(path, "Key Results", "truncated: table missing")
     _expect(path, key, LOAD_TEST_CANARIES, "Key Results")
     return out + _row_records(path, key, base, "impact")
+
+
+def parse_histogram(path, text=None):
+    """A verbose-build latency histogram (``*_p2p_latency_*.dat``): test name (cut to 20 characters
+    by the tool), then ``Bin usec count`` rows. Returns ``{"test", "unit", "values", "counts"}``
+    (numpy arrays, bin i at ``values[i]``); gaps in the bin numbers or a cut line raise InputError."""
+    text = read_text(path, text)
+    require_newline(path, text)
+    lines = text.splitlines()
+    if len(lines) < 3 or lines[1].split() != ["Bin", "usec", "count"]:
+        raise InputError(path, "line 2", "not a GPCNeT histogram (no 'Bin usec count' header)")
+    values, counts = [], []
+    for no, line in enumerate(lines[2:], 3):
+        cells = line.split()
+        if len(cells) != 3:
+            raise InputError(path, f"line {no}", f"{len(cells)} fields, expected 3")
+        if cells[0] != str(no - 3):
+            raise InputError(path, f"line {no}", f"bin {cells[0]} where bin {no - 3} was expected")
+        values.append(number(cells[1], path, f"line {no}: usec"))
+        count = number(cells[2], path, f"line {no}: count")
+        if count < 0 or count != int(count):
+            raise InputError(path, f"line {no}: count", f"not a count: {cells[2]!r}")
+        counts.append(int(count))
+    return {"test": lines[0].strip(), "unit": "usec", "values": np.array(values), "counts": np.array(counts)}

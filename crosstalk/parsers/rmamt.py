@@ -35,6 +35,10 @@ COLUMNS = {"rmamt_bw": ["BpT", "BxT", "Bandwidth(MiB/s)", "Message_Rate(M/s)"],
            "rmamt_lat": ["BpT", "BxT", "Latency(us)"]}
 
 
+def _drop(params, key):
+    return {k: v for k, v in params.items() if k != key}
+
+
 def _name_params(path):
     m = _NAME.search(Path(path).name + ".")
     if not m:
@@ -129,17 +133,12 @@ def parse(path, text=None):
     _columns(path, lines[col], col + 1, params["bench"])
     rows = _rows(path, lines, col + 1, params)
     data = [r for r in rows if r["metric"] != "thread_create_time"]
-    if not data or name_reason or found:
-        reasons = [r for r in [name_reason] if r] + found
-        reason = "; ".join(reasons or ["no data rows: the run did not finish (hang or timeout)"])
-        if not data and reasons:
-            reason += "; no data rows"
-        rows.append(failure(params["bench"], reason, **_drop(params, "bench")))
+    reasons = [r for r in [name_reason] if r] + found
+    if not data:
+        reasons.append("no data rows" if reasons else "no data rows: the run did not finish (hang or timeout)")
+    if reasons:
+        rows.append(failure(params["bench"], "; ".join(reasons), **_drop(params, "bench")))
     return rows
-
-
-def _drop(params, key):
-    return {k: v for k, v in params.items() if k != key}
 
 
 def check_complete(path, records, max_bytes):

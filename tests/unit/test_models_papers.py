@@ -1,0 +1,40 @@
+"""results/papers/*.csv load with their citation line; bad tables fail in one line."""
+import pytest
+
+from crosstalk.errors import InputError
+from crosstalk.models.papers import PAPERS_DIR, load_paper_table, paper_tables
+
+
+def test_every_table_loads_with_citation():
+    names = paper_tables()
+    assert "chunduri2019_gpcnet_table2" in names and len(names) >= 10
+    readme = (PAPERS_DIR / "README.md").read_text()
+    for name in names:
+        df = load_paper_table(name)
+        assert df.attrs["citation"] and not df.empty, name
+        assert f"{name}.csv" in readme, f"{name} not listed in results/papers/README.md"
+
+
+def test_table2_values():
+    df = load_paper_table("chunduri2019_gpcnet_table2")
+    assert df.attrs["citation"].startswith("Chunduri et al. SC19")
+    edison = df[(df.system == "Edison") & (df.pport == 24)].iloc[0]
+    assert edison.load_p99_lat == 27117.9 and edison.iso_avg_lat == 3.0
+    assert len(df) == 19
+
+
+def test_bad_tables(tmp_path):
+    with pytest.raises(InputError, match="no paper table"):
+        load_paper_table("nope", tmp_path)
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match="x.csv: line 1: missing"):
+        load_paper_table("x", tmp_path)
+
+
+def test_groves_rmamt_quotes_are_consistent():
+    # §2.1: "as we scale up the number of threads from 1 to 16, we see a decrease to bandwidth of
+    # 849 MiB/s or 28%": 849 / 3077 (fence, 1 thread, 1 MiB) = 27.6 % -> 28
+    df = load_paper_table("groves2017_rmamt_openmpi")
+    fence = df[(df.metric == "bandwidth") & (df["sync"] == "fence")].value.iloc[0]
+    drop = df[df.metric == "bandwidth_drop_1_to_16_threads"].value.iloc[0]
+    assert round(100 * 849 / fence) == drop == 28
