@@ -1,0 +1,43 @@
+"""Launch commands for extra job steps (background load), in the partition's own launcher.
+
+ReFrame launches a test's main executable; experiments also start load generators in the same
+job. These commands place them the same way: mpirun fills nodes in hostfile order (so the main
+step's single rank and the load's rank 0 share the first node), srun runs overlapping steps in the
+job's allocation. Every word is shell-quoted: spec values never reach the shell unquoted.
+"""
+import shlex
+
+
+class ShellVar(str):
+    """An argument taken from a job-script variable (set by an earlier line), e.g. a host name."""
+
+    def quoted(self):
+        return f'"${{{self}}}"'
+
+
+def _quote(word):
+    return word.quoted() if isinstance(word, ShellVar) else shlex.quote(str(word))
+
+
+def step_command(test, argv, tasks, nodes=1, relative_node=0):
+    """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
+    job's node ``relative_node`` (0 = the node of the main step)."""
+    launcher = test.current_partition.launcher_type.registered_name
+    if launcher in ("mpirun", "mpiexec", "local"):
+        if relative_node:
+            raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
+        prefix = ["mpirun", "-np", str(tasks), "--bind-to", "none"]
+        if nodes > 1:
+            prefix += ["--map-by", "node"]
+    elif launcher == "srun":
+        prefix = ["srun", "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}", "--cpu-bind=none",
+                  f"--relative={relative_node}"]
+    else:
+        raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
+    return " ".join(_quote(w) for w in prefix + list(argv))
+
+
+def allocate_nodes(test, nodes):
+    """Make a batch job allocate ``nodes`` nodes (no-op for local jobs)."""
+    if test.current_partition.scheduler.registered_name in ("squeue", "slurm") and nodes > 1:
+        test.job.options += [f"--nodes={nodes}"]
