@@ -190,6 +190,36 @@ def nimc_throttling(perf, systems):
                  f"least-squares fits (modelled). {fits}. Paper: {citation}.")
 
 
+@figure("nimc_table2_5")
+def nimc_table2_5(perf, systems):
+    """Application slowdown under unpaced injection, beside Groves 2017 Table 2.5."""
+    paper, citation = read_paper_csv("groves2017_table2_5_apps_nimc.csv")
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    names = list(paper["app"])
+    values = list(paper["slowdown"])
+    colors = ["#9aa5b1"] * len(paper)
+    cases = experiment_cases(perf, "nimc-apps", systems)
+    notes = []
+    if not cases.empty and "time_s" in cases:
+        for (target, app), part in cases.groupby(["target", "app"]):
+            alone = part[part["injection"].astype(str) == "off"]["time_s"].median()
+            loaded = part[part["injection"].astype(str) == "max"]["time_s"].median()
+            if alone == alone and loaded == loaded:
+                names.append(f"{app.upper()} ({target})")
+                values.append(loaded / alone)
+                colors.append("#d9480f")
+                notes.append(f"{app} on {target}: {alone:.2f} s -> {loaded:.2f} s")
+    ax.bar(names, values, color=colors)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_ylabel("Slowdown (time with injection / without)")
+    ax.set_title("Groves 2017 Table 2.5 (grey, Sandy Bridge-X2 onload) and measured here (orange)", fontsize=10)
+    ax.tick_params(axis="x", labelsize=8, rotation=20)
+    fig.tight_layout()
+    measured = "; ".join(notes) if notes else "no local application runs yet"
+    return fig, (f"Time to solution with unpaced 64 KiB write injection into the first node over the time "
+                 f"without. Measured: {measured}. Paper: {citation}.")
+
+
 def draw(fig_id, perf, systems, png, svg):
     """Draw one figure to PNG and SVG; returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)

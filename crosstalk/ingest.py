@@ -12,9 +12,10 @@ import pandas as pd
 
 from crosstalk.errors import InputError
 
-#: One row per performance value.
+#: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
+#: session within the run (``--repeat N`` runs N sessions): together they index the samples.
 PERF_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "metric",
-                "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "run_id",
+                "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason.
 CASE_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "result",
@@ -67,14 +68,22 @@ def load_run(run_dir):
     run_id = prov.get("run_id", run_dir.name)
     specs = prov.get("specs", {})
     perf_rows, case_rows = [], []
-    # With --max-retries a case appears in several runs: the last attempt counts.
-    cases = {}
+    # report["runs"] holds one entry per session: --repeat N adds whole sessions (more samples),
+    # --max-retries adds sessions of the failed cases only (the retry replaces the failure).
+    cases = []
+    latest = {}
     for i, attempt in enumerate(report["runs"]):
         for case in attempt.get("testcases", []):
             if not isinstance(case, dict) or "name" not in case:
                 raise InputError(report_path, f"runs[{i}].testcases", "malformed test case")
-            cases[(case["name"], case.get("system"), case.get("partition"), case.get("environ"))] = case
-    for case in cases.values():
+            key = (case["name"], case.get("system"), case.get("partition"), case.get("environ"))
+            earlier = latest.get(key)
+            if earlier is not None and cases[earlier][1].get("result") == "fail":
+                cases[earlier] = (i, case)
+            else:
+                latest[key] = len(cases)
+                cases.append((i, case))
+    for session, case in cases:
         if case.get("fixture"):
             continue
         experiment = case.get("spec_name") or ""
@@ -102,7 +111,7 @@ def load_run(run_dir):
                 "ref_value": float(ref) if has_ref else float("nan"),
                 "ref_lower": float(lower) if has_ref and lower is not None else float("nan"),
                 "ref_upper": float(upper) if has_ref and upper is not None else float("nan"),
-                "result": result, "repeat": int(params.get("repeat", 0)),
+                "result": result, "repeat": int(params.get("repeat", 0)), "session": session,
                 "nodes": ",".join(case.get("job_nodelist") or []),
                 "git_commit": prov.get("git_commit"),
                 "spec_hash": specs.get(experiment, {}).get("sha256"),

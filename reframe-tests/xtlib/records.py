@@ -43,3 +43,17 @@ def all_validations_pass(path):
     if failed:
         raise sn.SanityError(f"{path}: validation failed: {'; '.join(map(str, failed))}")
     return True
+
+
+@sn.deferrable
+def tool_value(tool, path, metric, stat=None, **match):
+    """A value from an upstream tool's output, read by ``crosstalk.parsers.<tool>``."""
+    from crosstalk.parsers import parse
+    found = [r for r in parse(tool, path) if r["metric"] == metric and (stat is None or r["stat"] == stat)
+             and all(r.get(k) == v for k, v in match.items())]
+    failed = [r for r in parse(tool, path) if r.get("failed")]
+    if failed:
+        raise sn.SanityError(f"{path}: {tool} failed: {failed[0]['reason']}")
+    if len(found) != 1:
+        raise sn.SanityError(f"{path}: expected one {metric}/{stat} from {tool}, found {len(found)}")
+    return float(found[0]["value"])

@@ -1,5 +1,10 @@
-"""E1 NiMC STREAM for real: Triad under unpaced injection into its node is lower than alone."""
+"""E1 NiMC STREAM for real: Triad under unpaced injection into its node is lower than alone.
+
+Three ReFrame sessions (--repeat 3) interleave the alone and injected cases in time, and medians
+are compared, so a burst of unrelated load on the machine cannot fake or hide the effect.
+"""
 import json
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -13,19 +18,22 @@ pytestmark = pytest.mark.slow
 
 def test_injection_costs_memory_bandwidth(tmp_path, run_env):
     env = dict(run_env, CROSSTALK_RESULTS_DIR=str(tmp_path))
-    proc = subprocess.run([venv_tool("crosstalk"), "run", "--system", "local", "-e", "nimc-stream"],
-                          capture_output=True, text=True, env=env, timeout=1200)
+    argv = [venv_tool("crosstalk"), "run", "--system", "local", "-e", "nimc-stream", "--",
+            "-n", "NimcStream%injection=(off|100|max)%cores=all%", "--repeat", "3"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (run_dir,) = (Path(tmp_path) / "local" / "runs").iterdir()
     perf, cases = load_run(run_dir)
-    assert {c["result"] for c in cases} == {"pass"}
-    triad = {(json.loads(r["params"])["injection"], json.loads(r["params"])["cores"]): r["value"]
-             for r in perf if r["metric"] == "triad_bw"}
-    injected = {json.loads(r["params"])["injection"]: r["value"]
-                for r in perf if r["metric"] == "injected_bw" and json.loads(r["params"])["cores"] == "all"}
+    assert {c["result"] for c in cases} == {"pass"} and len(cases) == 9
+
+    def samples(metric, injection):
+        return [r["value"] for r in perf
+                if r["metric"] == metric and json.loads(r["params"])["injection"] == injection]
+
+    assert len(samples("triad_bw", "off")) == 3
     # Physics: the injected writes (and, without RDMA offload, their processing) compete with STREAM
     # for the same memory and cores.
-    assert triad[("max", "all")] < triad[("off", "all")]
-    # Paced injection reaches roughly the requested rate; unpaced exceeds the lowest paced rate.
-    assert 0.8 * 100 <= injected[100] <= 1.1 * 100
-    assert injected["max"] > injected[100]
+    assert statistics.median(samples("triad_bw", "max")) < statistics.median(samples("triad_bw", "off"))
+    # Paced injection reaches the requested rate; unpaced goes beyond it.
+    assert all(80 <= v <= 110 for v in samples("injected_bw", 100))
+    assert statistics.median(samples("injected_bw", "max")) > 100
