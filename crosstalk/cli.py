@@ -22,19 +22,21 @@ COMMAND_MODULES = [
 ]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one line naming the problem, exit 2 (sub-parsers inherit the class)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="crosstalk",
         description="Reproducible HPC network performance and power experiments.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if not name.startswith(err.name or "?"):   # a real import error inside the module
-                raise
-            continue               # sub-command not built yet
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -6,6 +6,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
+from crosstalk.spackenv import render_spack_env
 
 CONFIG_DIR = REPO_ROOT / "reframe-tests" / "config"
 REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"
@@ -52,6 +53,7 @@ def _partition(system, part, environment_names):
             "rdma_devices": list(network.get("rdma_devices", [])),
             "interface": network.get("interface"),
             "launcher_options": list(part.get("launcher_options", [])),
+            "rma_mt_env": {k: str(v) for k, v in system.get("rma_mt_env", {}).items()},
             **part.get("extras", {}),
         },
     }
@@ -134,12 +136,9 @@ def render(inventory_dir, out_dir=CONFIG_DIR):
     target.write_text(header + yaml.safe_dump(render_reframe_config(system, inventory),
                                               sort_keys=False, width=100))
     written = [target]
-    try:
-        from crosstalk.spackenv import render_spack_env
-    except ModuleNotFoundError:
-        render_spack_env = None
-    if render_spack_env is not None and system["capabilities"].get("spack"):
-        written.append(render_spack_env(inventory, REPO_ROOT / "spack-envs" / system["name"]))
+    if system["capabilities"].get("spack"):
+        spack_dir = (REPO_ROOT / "spack-envs" if out_dir == CONFIG_DIR else out_dir / "spack-envs")
+        written.append(render_spack_env(inventory, spack_dir / system["name"]))
     return written
 
 

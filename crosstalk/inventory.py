@@ -81,7 +81,7 @@ def load_hosts(inventory_dir):
     return groups, data.get("_meta", {}).get("hostvars", {})
 
 
-def _defining_file(inventory, var):
+def defining_file(inventory, var):
     """The group_vars file that defines ``var`` (for error messages), else the inventory."""
     for path in _yaml_files(inventory):
         try:
@@ -112,11 +112,11 @@ def load_system(inventory_dir):
     errors = sorted(validator.iter_errors(system), key=lambda e: list(e.absolute_path))
     if errors:
         err = jsonschema.exceptions.best_match(errors)
-        raise InputError(_defining_file(inventory, SYSTEM_VAR), _field_path(err), err.message)
+        raise InputError(defining_file(inventory, SYSTEM_VAR), _field_path(err), err.message)
     names = [p["name"] for p in system["partitions"]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise InputError(_defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.partitions",
+        raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.partitions",
                          f"duplicate partition name {duplicates[0]!r}")
     return system
 

@@ -16,7 +16,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.inventory import _defining_file, load_system, load_vars, resolve_inventory
+from crosstalk.inventory import defining_file, load_system, load_vars, resolve_inventory
 
 SPACK_VAR = "crosstalk_spack"
 SPACK_DIR = REPO_ROOT / "spack-envs"
@@ -81,7 +81,7 @@ def load_spack_settings(inventory_dir):
     if errors:
         err = jsonschema.exceptions.best_match(errors)
         field = SPACK_VAR + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-        raise InputError(_defining_file(inventory, SPACK_VAR), field, err.message)
+        raise InputError(defining_file(inventory, SPACK_VAR), field, err.message)
     return settings
 
 
@@ -157,7 +157,7 @@ def spack_env_text(inventory_dir, out_dir):
     inventory = resolve_inventory(inventory_dir)
     system = load_system(inventory)
     settings = load_spack_settings(inventory)
-    env = spack_env(settings, load_specs(), Path(out_dir).resolve(), _defining_file(inventory, SPACK_VAR))
+    env = spack_env(settings, load_specs(), Path(out_dir).resolve(), defining_file(inventory, SPACK_VAR))
     try:
         shown = inventory.relative_to(REPO_ROOT)
     except ValueError:

@@ -1,18 +1,8 @@
-"""Shared pytest fixtures: paths, the venv's tools, and the virtual cluster (when built)."""
-import os
-import shutil
-import sys
-from pathlib import Path
-
+"""Shared pytest fixtures: paths, the venv's tools, and the virtual cluster."""
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
-
-
-def venv_tool(name):
-    path = VENV_BIN / name
-    return str(path) if path.exists() else shutil.which(name)
+from vcluster_fixtures import vcluster  # noqa: F401  (session-scoped shared cluster)
+from xt_testing import REPO, tool_env
 
 
 @pytest.fixture(scope="session")
@@ -20,16 +10,12 @@ def repo():
     return REPO
 
 
-def _env():
-    return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
-
-
 @pytest.fixture
 def run_env():
     """Environment for subprocesses: the venv first on PATH."""
-    return _env()
+    return tool_env()
 
 
 @pytest.fixture(scope="module")
 def run_env_module():
-    return _env()
+    return tool_env()

@@ -14,6 +14,7 @@ hostfile, the rsh agent, per-node Python wrappers for Ansible. Nothing is put in
 network namespace, and addresses come only from 198.18.0.0/15.
 """
 import contextlib
+import fcntl
 import ipaddress
 import json
 import os
@@ -62,6 +63,13 @@ def _pid_alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def _comm(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
 
 
 def _read_pid(path):
@@ -120,6 +128,15 @@ def _write_if_changed(path, text, mode=0o644):
     tmp.chmod(mode)
     tmp.replace(path)
     return True
+
+
+def _checked_rate(text, path, field):
+    """A rate from an inventory file: returned unchanged, or InputError naming file and field."""
+    try:
+        parse_rate(text)
+    except CrosstalkError as err:
+        raise InputError(path, field, str(err).split(": ", 1)[1]) from None
+    return text
 
 
 def _load_yaml(path):
@@ -203,18 +220,24 @@ class VCluster:
                 raise InputError(hosts_path, f"{n}.vcluster_address",
                                  f"{addr} must be {subnet.network_address + i} (subnet {subnet})")
             if hv.get("vcluster_link_rate") and not overrides.get("link_rate"):
-                node_rates[n] = hv["vcluster_link_rate"]
+                node_rates[n] = _checked_rate(hv["vcluster_link_rate"], hosts_path,
+                                              f"{n}.vcluster_link_rate")
         widths = gv.get("vcluster_widths") or DEFAULT_WIDTHS
         if set(widths) != set(DEFAULT_WIDTHS):
             raise InputError(gv_path, "vcluster_widths", "must define exactly 4X, 2X and 1X")
-        link_rate = overrides.pop("link_rate", None) or gv.get("vcluster_link_rate", "1gbit")
-        try:
-            parse_rate(link_rate)
-        except CrosstalkError as err:
-            raise InputError(gv_path, "vcluster_link_rate", str(err).split(": ", 1)[1]) from None
+        link_rate = overrides.pop("link_rate", None)
+        if link_rate:
+            parse_rate(link_rate, "link_rate")
+        else:
+            link_rate = _checked_rate(gv.get("vcluster_link_rate", "1gbit"), gv_path,
+                                      "vcluster_link_rate")
         state_dir = overrides.pop("state_dir", None) or (
             gv.get("vcluster_state_dir") if name == gv.get("vcluster_name", "vcluster") else None)
-        cap = overrides.pop("injection_cap", gv.get("vcluster_injection_cap"))
+        cap = overrides.pop("injection_cap", None)
+        if cap:
+            parse_rate(cap, "injection_cap")
+        elif gv.get("vcluster_injection_cap"):
+            cap = _checked_rate(gv["vcluster_injection_cap"], gv_path, "vcluster_injection_cap")
         if overrides:
             raise CrosstalkError(f"VCluster: unknown override(s): {', '.join(overrides)}")
         return cls(name, subnet, nodes, link_rate, widths, cap, state_dir,
@@ -256,9 +279,20 @@ class VCluster:
         }
 
     # ------------------------------------------------------------------ entering nodes
+    def _verified(self, pidfile, comm, node=None):
+        """The PID in ``pidfile`` if that process is alive, is ``comm`` and (for a node's
+        processes) lives in the node's namespace: a stale file never names a stranger."""
+        pid = _read_pid(pidfile)
+        if not pid or not _pid_alive(pid) or _comm(pid) != comm:
+            return None
+        if node is not None:
+            ns_file = self.state / "nodes" / f"{node}.netns"
+            if not ns_file.exists() or _netns_id(pid) != ns_file.read_text().strip():
+                return None
+        return pid
+
     def anchor_pid(self, node):
-        pid = _read_pid(self._pidfile(f"anchor-{node}"))
-        return pid if pid and _pid_alive(pid) else None
+        return self._verified(self._pidfile(f"anchor-{node}"), "sleep", node)
 
     def _enter(self, node, argv, wd=None, ns="-n -u -m"):
         pid = self.anchor_pid(node)
@@ -273,16 +307,18 @@ class VCluster:
                                  f"({', '.join(self.nodes)})")
 
     def exec(self, node, argv, **kw):
-        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd)."""
+        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd).
+        The cluster's variables (:meth:`env`) are added to ``env`` (default: os.environ) where
+        ``env`` does not set them."""
         self._check_node(node)
         full = self._enter(node, list(argv), kw.pop("cwd", None))
-        kw.setdefault("env", {**os.environ, **self.env()})
+        kw["env"] = {**self.env(), **(kw.get("env") or os.environ)}
         return subprocess.run(full, **kw)
 
     def popen(self, node, argv, **kw):
         self._check_node(node)
         full = self._enter(node, list(argv), kw.pop("cwd", None))
-        kw.setdefault("env", {**os.environ, **self.env()})
+        kw["env"] = {**self.env(), **(kw.get("env") or os.environ)}
         return subprocess.Popen(full, **kw)
 
     def _netcmd(self, node_or_sw, tool, lines):
@@ -293,16 +329,13 @@ class VCluster:
 
     # ------------------------------------------------------------------ status
     def _daemon_pid(self, what):
-        pid = _read_pid(self._pidfile(what))
-        return pid if pid and _pid_alive(pid) else None
+        return self._verified(self._pidfile(what), what)
 
     def _slurmd_pid(self, node):
-        pid = _read_pid(self.state / "run" / f"slurmd-{node}.pid")
-        return pid if pid and _pid_alive(pid) else None
+        return self._verified(self.state / "run" / f"slurmd-{node}.pid", "slurmd", node)
 
     def _slurmctld_pid(self):
-        pid = _read_pid(self.state / "run" / "slurmctld.pid")
-        return pid if pid and _pid_alive(pid) else None
+        return self._verified(self.state / "run" / "slurmctld.pid", "slurmctld", self.nodes[0])
 
     def status(self):
         nodes = {}
@@ -318,6 +351,27 @@ class VCluster:
         return (self.anchor_pid("sw") is not None and self._daemon_pid("munged") is not None
                 and self._slurmctld_pid() is not None
                 and all(self.anchor_pid(n) and self._slurmd_pid(n) for n in self.nodes))
+
+    # ------------------------------------------------------------------ locking
+    @contextlib.contextmanager
+    def _locked(self):
+        """Serialise up/down/link changes between processes (tests, CLI, runner)."""
+        if getattr(self, "_lock_depth", 0):
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        self.state.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.state.parent, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._lock_depth = 1
+            yield
+        finally:
+            self._lock_depth = 0
+            os.close(fd)
 
     # ------------------------------------------------------------------ up
     def _preflight(self):
@@ -341,6 +395,10 @@ class VCluster:
         """Build the cluster, or repair what is missing. Returns the list of changes made
         (empty: it was already up)."""
         self._preflight()
+        with self._locked():
+            return self._up()
+
+    def _up(self):
         changes = []
         cfg_path = self.state / "cluster.json"
         if cfg_path.exists():
@@ -408,7 +466,12 @@ class VCluster:
         subprocess.run(["setsid", "--fork", *argv], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         pid = self._wait_pidfile(pidfile, f"namespace anchor for {node}")
+        deadline = time.monotonic() + 5
+        while _comm(pid) != "sleep" and time.monotonic() < deadline:   # sh has not exec'd yet
+            time.sleep(0.01)
         (self.state / "nodes" / f"{node}.netns").write_text(_netns_id(pid) or "")
+        if self.anchor_pid(node) != pid:
+            raise CrosstalkError(f"vcluster {self.name}: namespace anchor for {node} died")
 
     def _wait_pidfile(self, path, what, timeout=15):
         deadline = time.monotonic() + timeout
@@ -436,17 +499,14 @@ class VCluster:
     def _wire(self, node):
         i = self.nodes.index(node) + 1
         port, npid = f"p{i}", self.anchor_pid(node)
-        self._netcmd("sw", "ip", [f"link del {port}"]) if self._has_link("sw", port) else None
+        # the port of a node rebuilt after its anchor died may outlive the old namespace
+        _run(["nsenter", "-t", str(self.anchor_pid("sw")), "-n", "ip", "link", "del", port],
+             check=False)
         self._netcmd("sw", "ip", [f"link add {port} type veth peer name eth0 netns {npid}",
                                   f"link set {port} master br0", f"link set {port} up"])
         self._netcmd(node, "ip", ["link set lo up",
                                   f"addr add {self.addresses[node]}/{self.subnet.prefixlen} dev eth0",
                                   "link set eth0 up"])
-
-    def _has_link(self, ns, dev):
-        pid = _read_pid(self._pidfile(f"anchor-{ns}"))
-        return _run(["nsenter", "-t", str(pid), "-n", "ip", "link", "show", dev],
-                    check=False).returncode == 0
 
     def _shape(self, node, bps):
         """tbf both ways: node egress (capped by the injection limit) and the switch port."""
@@ -569,6 +629,10 @@ MailProg=/bin/true
     def down(self):
         """Stop every daemon and process of the cluster, remove its namespaces and state dir.
         Returns True if something was running."""
+        with self._locked():
+            return self._down()
+
+    def _down(self):
         if not self.state.exists():
             return False
         pids = [p for p in [self._slurmctld_pid(), *(self._slurmd_pid(n) for n in self.nodes)]
@@ -582,16 +646,16 @@ MailProg=/bin/true
             _kill(ns_pids, signal.SIGKILL)   # job steps, ranks, orteds left on the node
             all_pids += ns_pids
         for f in sorted((self.state / "pids").glob("*.pid")):
-            pid = _read_pid(f)
-            if pid and _pid_alive(pid):
+            name = f.stem.removeprefix("anchor-")
+            pid = (self._daemon_pid("munged") if f.stem == "munged"
+                   else self._verified(f, "sleep", name))
+            if pid:
                 _kill([pid], signal.SIGTERM if f.stem == "munged" else signal.SIGKILL)
                 all_pids.append(pid)
         left = _wait_gone(all_pids, 15)
         if left:
             raise CrosstalkError(f"vcluster {self.name}: processes {left} did not exit")
         shutil.rmtree(self.state)
-        with contextlib.suppress(OSError):   # /run/crosstalk if we were the last cluster
-            self.state.parent.rmdir()
         return bool(all_pids)
 
     # ------------------------------------------------------------------ links
@@ -632,13 +696,15 @@ MailProg=/bin/true
             bps = int(self.node_rates[node] * float(self.widths[width]))
         else:
             bps = parse_rate(rate, "--rate")
-        if self.anchor_pid(node) is None:
-            raise CrosstalkError(f"vcluster {self.name}: node {node} is not up")
-        links = self._links()
-        self._shape(node, bps)
-        links[node] = {"width": width, "rate_bps": bps}
-        _write_if_changed(self.state / "links.json", json.dumps(links, indent=1))
-        return links[node]
+        with self._locked():
+            if self.anchor_pid(node) is None or self.anchor_pid("sw") is None:
+                raise CrosstalkError(f"vcluster {self.name}: node {node} is not up "
+                                     "(run: crosstalk vcluster up)")
+            links = self._links()
+            self._shape(node, bps)
+            links[node] = {"width": width, "rate_bps": bps}
+            _write_if_changed(self.state / "links.json", json.dumps(links, indent=1))
+            return links[node]
 
     def restore_links(self):
         for n in self.nodes:

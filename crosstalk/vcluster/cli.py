@@ -91,6 +91,7 @@ def cmd_link_set(args):
 
 
 def cmd_link_show(args):
+    from crosstalk.vcluster import format_rate
     vc = _cluster(args)
     if not vc.is_up():
         raise CrosstalkError(f"vcluster {vc.name}: not up (run: crosstalk vcluster up)")
@@ -98,10 +99,11 @@ def cmd_link_show(args):
     if args.json:
         print(json.dumps(state, indent=1))
         return 0
-    print(f"{'node':<5} {'width':<6} {'rate':<10} {'nominal':<10} tc")
+    print(f"{'node':<5} {'width':<6} {'rate':<10} {'nominal':<10} tc (switch port)")
     for n, d in state.items():
-        print(f"{n:<5} {d['width'] or '-':<6} {d['rate']:<10} {d['nominal_bps']:<10} "
-              f"{d['tc_rate_bps']}")
+        tc = format_rate(d["tc_rate_bps"]) if d["tc_rate_bps"] else "-"
+        print(f"{n:<5} {d['width'] or '-':<6} {d['rate']:<10} {format_rate(d['nominal_bps']):<10} "
+              f"{tc}")
     return 0
 
 
@@ -112,19 +114,9 @@ def cmd_link_restore(args):
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """One-line errors, exit 2 (the project's convention)."""
-
-    def error(self, message):
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def register(subparsers):
     vc = subparsers.add_parser("vcluster", help="the embedded virtual cluster")
-    vc.__class__ = _Parser          # add_parser cannot choose the class of one parser
-    vsub = vc.add_subparsers(dest="vcommand", required=True, metavar="ACTION",
-                             parser_class=_Parser)
+    vsub = vc.add_subparsers(dest="vcommand", required=True, metavar="ACTION")
 
     p = vsub.add_parser("up", help="build (or repair) the virtual cluster")
     _common(p)
@@ -150,17 +142,16 @@ def register(subparsers):
     p.set_defaults(func=cmd_exec)
 
     p = vsub.add_parser("bench", help="link benchmark: achieved/configured rate, bring-up time")
-    _common(p)
+    p.add_argument("--inventory", default="inventories/vcluster")
     p.add_argument("--rates", default="100mbit,250mbit,1gbit,4gbit,10gbit")
     p.add_argument("--sizes", default="2,4,8,16", help="node counts for bring-up time")
-    p.add_argument("--seconds", type=int, default=4, help="iperf3 duration per rate")
+    p.add_argument("--seconds", type=int, default=4, help="iperf3 duration per run")
+    p.add_argument("--repeats", type=int, default=3, help="iperf3 runs per rate (best kept)")
     p.add_argument("--out", default="results/vcluster")
     p.set_defaults(func=cmd_bench)
 
     lk = subparsers.add_parser("link", help="runtime link control on the virtual cluster")
-    lk.__class__ = _Parser
-    lsub = lk.add_subparsers(dest="lcommand", required=True, metavar="ACTION",
-                             parser_class=_Parser)
+    lsub = lk.add_subparsers(dest="lcommand", required=True, metavar="ACTION")
     p = lsub.add_parser("set", help="set NODE's link width or rate")
     _common(p)
     p.add_argument("node")

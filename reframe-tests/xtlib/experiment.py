@@ -6,12 +6,14 @@ file, or without an entry for a test, runs in explore mode (values recorded, not
 Gate mode is ReFrame's own ``-S require_reference=true``: a missing reference then fails.
 """
 import os
+import shlex
 
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
 from crosstalk import references_dir
 from crosstalk.specs import current_profile, load_spec
+from xtlib.launch import container_image
 
 
 
@@ -35,6 +37,16 @@ class XtExperiment(rfm.RegressionTestPlugin):
         if limit:
             self.time_limit = limit
         self.maintainers = ["crosstalk"]
+
+    @run_before("run")
+    def run_in_container(self):
+        """Partitions whose kernels come from the image run the measured step inside it."""
+        image = container_image(self)
+        if image:
+            self.container_platform = "Apptainer"
+            self.container_platform.image = image
+            self.container_platform.command = " ".join(
+                shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
 
     @run_after("setup")
     def use_system_references(self):

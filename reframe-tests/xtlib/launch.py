@@ -19,6 +19,18 @@ def _quote(word):
     return word.quoted() if isinstance(word, ShellVar) else shlex.quote(str(word))
 
 
+def container_image(test):
+    """The Apptainer image the partition runs its kernels from, or None."""
+    extras = test.current_partition.extras
+    if extras.get("build_origin") != "container":
+        return None
+    image = extras.get("container_image")
+    if not image:
+        raise ValueError(f"partition {test.current_partition.fullname} builds from a container "
+                         f"but its inventory names no extras.container_image")
+    return image
+
+
 def step_command(test, argv, tasks, nodes=1, relative_node=0):
     """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
     job's node ``relative_node`` (0 = the node of the main step)."""
@@ -34,6 +46,9 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0):
                   f"--relative={relative_node}"]
     else:
         raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
+    image = container_image(test)
+    if image:
+        argv = ["apptainer", "exec", image, *argv]
     return " ".join(_quote(w) for w in prefix + list(argv))
 
 

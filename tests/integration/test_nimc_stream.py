@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import venv_tool
+from xt_testing import venv_tool
 from crosstalk.ingest import load_run
 
 pytestmark = pytest.mark.slow

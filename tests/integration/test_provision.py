@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, venv_tool
+from xt_testing import REPO, venv_tool
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="installs system packages: needs root")

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import venv_tool
+from xt_testing import venv_tool
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ import os
 import re
 import subprocess
 
-from conftest import venv_tool
+from xt_testing import venv_tool
 
 
 def doctor(run_env, *args):

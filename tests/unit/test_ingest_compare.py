@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from conftest import REPO, venv_tool
+from xt_testing import REPO, venv_tool
 from crosstalk.compare import compare_tables
 from crosstalk.errors import InputError
 from crosstalk.ingest import PERF_COLUMNS, collect, load_run

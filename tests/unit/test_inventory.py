@@ -5,7 +5,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import REPO, venv_tool
+from xt_testing import REPO, venv_tool
 from crosstalk.configrender import render
 from crosstalk.errors import InputError
 from crosstalk.inventory import load_system

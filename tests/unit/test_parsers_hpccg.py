@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from conftest import REPO
+from xt_testing import REPO
 from crosstalk.errors import InputError
 from crosstalk.parsers import hpccg
 

@@ -2,7 +2,7 @@
 bandwidth table (written here from perftest's documented layout: this machine has no RDMA device)."""
 import pytest
 
-from conftest import REPO
+from xt_testing import REPO
 from crosstalk.errors import InputError
 from crosstalk.parsers import perftest
 

@@ -1,7 +1,7 @@
 """STREAM 5.10 stdout parser on the real fixtures (tests/fixtures/upstream/stream)."""
 import pytest
 
-from conftest import REPO
+from xt_testing import REPO
 from crosstalk.errors import InputError
 from crosstalk.parsers import stream
 

@@ -1,0 +1,199 @@
+"""xt-rmamt (multithreaded RMA sweep, RMA-MT style) run for real with 2 ranks.
+
+Open MPI needs osc/ucx for MPI_THREAD_MULTIPLE RMA (osc/pt2pt refuses it); on this single host
+UCX's tcp transport over lo stands in for the cross-node UCX_TLS=tcp,self setting. MPICH is
+tested too when mpicc.mpich is installed (its own build dir).
+"""
+import math
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from xt_bench import build_bench, json_lines, mpirun_cmd
+
+KERNEL = "xt-rmamt"
+UCX_ENV = {
+    "OMPI_MCA_osc": "ucx",
+    "OMPI_MCA_pml": "ucx",
+    "OMPI_MCA_opal_common_ucx_tls": "any",
+    "OMPI_MCA_opal_common_ucx_devices": "any",
+    "UCX_TLS": "self,tcp",
+    "UCX_NET_DEVICES": "lo",
+}
+SMALL = ["--threads", "1,2", "--min-size", "1", "--max-size", "4K", "--iterations", "10",
+         "--mode", "both", "--timeout", "60"]
+SIZES = [1 << k for k in range(13)]  # 1 B .. 4 KiB
+
+
+@pytest.fixture(scope="module")
+def rma_env(mpi_env):
+    return dict(mpi_env, **UCX_ENV)
+
+
+def run(cmd, env, timeout=120):
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def check_sweep(records, op, sync):
+    """Every (threads, size, mode) validated with matching checksums and sane results."""
+    assert all(r["kernel"] == KERNEL for r in records)
+    info = [r for r in records if r["type"] == "info"]
+    assert len(info) == 1 and info[0]["mpi_library"] and info[0]["max_threads"] == 2
+    val = [r for r in records if r["type"] == "validation"]
+    assert {(r["threads"], r["size"], r["mode"]) for r in val} == {
+        (t, s, m) for t in (1, 2) for s in SIZES for m in ("bw", "lat")}
+    bad = [r for r in val if not r["passed"]]
+    assert not bad, bad
+    assert all(r["op"] == op and r["sync"] == sync for r in val)
+    res = [r for r in records if r["type"] == "result"]
+    for r in res:
+        assert r["op"] == op and r["sync"] == sync and r["iterations"] == 10
+        assert math.isfinite(r["value"]) and r["value"] > 0, r
+        assert r["bytes_all_threads"] == r["size"] * r["threads"]
+    for t in (1, 2):
+        for s in SIZES:
+            got = {(r["metric"], r["stat"]): r["value"] for r in res
+                   if r["threads"] == t and r["size"] == s}
+            assert set(got) == {("bandwidth", "avg"), ("message_rate", "avg"), ("latency", "avg"),
+                                ("latency", "median"), ("latency", "p99"), ("latency", "min")}
+            # bandwidth and message rate come from the same timing
+            assert got["bandwidth", "avg"] == pytest.approx(
+                got["message_rate", "avg"] * s / 2**20, rel=1e-9)
+            assert got["latency", "min"] <= got["latency", "median"] <= got["latency", "p99"]
+
+
+def test_help_and_bad_arguments(bench_bin, mpi_env):
+    res = run([str(bench_bin / KERNEL), "--help"], mpi_env)
+    assert res.returncode == 0 and res.stdout.startswith("usage:") and "--sync" in res.stdout
+    for args, option in [
+        (["--op", "swap"], "--op"),
+        (["--sync", "barrier"], "--sync"),
+        (["--threads", "1,0"], "--threads"),
+        (["--threads", "1,,2"], "--threads"),
+        (["--min-size", "3"], "--min-size"),
+        (["--max-size", "4Q"], "--max-size"),
+        (["--min-size", "8K", "--max-size", "4K"], "--min-size"),
+        (["--iterations", "0"], "--iterations"),
+        (["--mode", "fast"], "--mode"),
+        (["--timeout", "-1"], "--timeout"),
+        (["--seed", "x"], "--seed"),
+        (["--bogus"], "--bogus"),
+    ]:
+        res = run([str(bench_bin / KERNEL), *args], mpi_env)
+        assert res.returncode == 2, (args, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"{KERNEL}: {option}: "), (args, lines)
+        assert res.stdout == ""
+
+
+def test_needs_two_ranks(bench_bin, rma_env):
+    res = run(mpirun_cmd(3, bench_bin / KERNEL, "--max-size", "1"), rma_env)
+    assert res.returncode != 0 and "xt-rmamt: needs exactly 2 ranks" in res.stderr
+
+
+@pytest.mark.parametrize("op", ["put", "get"])
+@pytest.mark.parametrize("sync", ["lock", "lock_all", "flush", "fence", "pscw"])
+def test_checksums_pass_release(bench_bin, rma_env, op, sync):
+    res = run(mpirun_cmd(2, bench_bin / KERNEL, "--op", op, "--sync", sync, *SMALL), rma_env)
+    assert res.returncode == 0, res.stderr
+    check_sweep(json_lines(res.stdout), op, sync)
+
+
+@pytest.mark.parametrize("op", ["put", "get"])
+@pytest.mark.parametrize("sync", ["lock", "lock_all", "flush"])
+def test_checksums_pass_asan(bench_asan_bin, rma_env, op, sync):
+    res = run(mpirun_cmd(2, bench_asan_bin / KERNEL, "--op", op, "--sync", sync, *SMALL),
+              rma_env)
+    assert res.returncode == 0, res.stderr
+    check_sweep(json_lines(res.stdout), op, sync)
+
+
+def test_table_on_stderr(bench_bin, rma_env):
+    res = run(mpirun_cmd(2, bench_bin / KERNEL, "--max-size", "64", "--min-size", "64",
+                         "--mode", "both", "--table"), rma_env)
+    assert res.returncode == 0, res.stderr
+    assert "Bandwidth(MiB/s)" in res.stderr and "Latency(us)" in res.stderr
+    assert all(line.startswith("{") for line in res.stdout.splitlines())
+
+
+def test_timeout_becomes_failed_validation(xt_bin, rma_env):
+    """A run that cannot finish in time (2 threads, 10^8 fence-epoch puts of 64 KiB) is cut at
+    --timeout: one failed validation record naming the stage, MPI_Abort, exit status 3."""
+    t0 = time.monotonic()
+    res = run(mpirun_cmd(2, xt_bin / KERNEL, "--sync", "fence", "--threads", "2", "--min-size",
+                         "64K", "--max-size", "64K", "--iterations", "100000000",
+                         "--timeout", "2"), rma_env, timeout=90)
+    elapsed = time.monotonic() - t0
+    assert res.returncode == 3, (res.returncode, res.stderr)
+    records = json_lines(res.stdout)
+    last = records[-1]
+    assert last["type"] == "validation" and last["passed"] is False
+    assert last["detail"] == "timeout" and last["timeout_s"] == 2
+    assert (last["mode"], last["threads"], last["size"], last["sync"]) == ("bw", 2, 65536, "fence")
+    assert "xt-rmamt: --timeout: run not finished after 2 s" in res.stderr
+    assert elapsed < 60
+
+
+# ---------------------------------------------------------------- MPICH
+
+@pytest.fixture(scope="module")
+def mpich_bin():
+    if not (shutil.which("mpicc.mpich") and shutil.which("mpirun.mpich")):
+        pytest.skip("MPICH (mpicc.mpich, mpirun.mpich) not installed")
+    # no -Werror: MPICH's MPI_Waitall prototype makes gcc 12 warn on MPI_STATUSES_IGNORE
+    return build_bench("bench-mpich", "-DCMAKE_BUILD_TYPE=Release", "-DXT_WERROR=OFF",
+                  "-DXT_SANITIZE=OFF", "-DMPI_C_COMPILER=mpicc.mpich")
+
+
+@pytest.mark.parametrize("op,sync", [("put", "fence"), ("get", "lock_all"), ("put", "flush")])
+def test_checksums_pass_mpich(mpich_bin, mpi_env, op, sync):
+    res = run(["mpirun.mpich", "-np", "2", str(mpich_bin / KERNEL), "--op", op, "--sync", sync,
+               *SMALL], mpi_env)
+    assert res.returncode == 0, res.stderr
+    records = json_lines(res.stdout)
+    assert records[0]["mpi_library"].startswith("MPICH")
+    check_sweep(records, op, sync)
+
+
+# ---------------------------------------------------------------- physics on the virtual cluster
+
+@pytest.fixture(scope="module")
+def rma_cluster():
+    """A private 4-node virtual cluster (its links are reshaped here, so never the shared one)."""
+    from vcluster_fixtures import INVENTORY, skip_unless_root
+    skip_unless_root()
+    from crosstalk.vcluster import VCluster
+    vc = VCluster.from_inventory(INVENTORY, name="vclrma", subnet="198.19.78.0/24")
+    vc.up()
+    yield vc
+    vc.down()
+
+
+@pytest.mark.root
+@pytest.mark.vcluster
+@pytest.mark.parametrize("op,sync", [("put", "fence"), ("get", "lock_all")])
+def test_bandwidth_follows_shaped_link(bench_bin, rma_cluster, op, sync):
+    """Across nodes (UCX over TCP on eth0), 2 threads: large-message RMA bandwidth reaches the
+    tbf rate of the link and no more (TCP/IP headers cost ~5%), at two link widths."""
+    env = dict(UCX_ENV, UCX_NET_DEVICES="eth0")
+    got = {}
+    for rate in (250e6, 1e9):
+        with rma_cluster.link_override({"n1": f"{int(rate / 1e6)}mbit",
+                                        "n2": f"{int(rate / 1e6)}mbit"}):
+            out = rma_cluster.exec(
+                "n1", ["mpirun", "-np", "2", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES",
+                       str(bench_bin / KERNEL), "--op", op, "--sync", sync, "--threads", "2",
+                       "--min-size", "512K", "--max-size", "512K", "--iterations", "20",
+                       "--timeout", "60"],
+                env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        records = json_lines(out.stdout)
+        assert all(r["passed"] for r in records if r["type"] == "validation")
+        bw = [r["value"] for r in records if r.get("metric") == "bandwidth"]
+        assert len(bw) == 1
+        got[rate] = bw[0] * 2**20 * 8  # bit/s
+        print(f"{op}/{sync} at {rate / 1e6:.0f} Mbit/s: {got[rate] / 1e6:.1f} Mbit/s")
+        assert 0.85 * rate <= got[rate] <= 1.02 * rate, got

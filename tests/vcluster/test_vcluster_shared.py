@@ -1,0 +1,99 @@
+"""The shared virtual cluster: reachability, Slurm, MPI, idempotent up, Ansible (all real)."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vcluster_fixtures import compile_mpi, pingpong_src, vcluster  # noqa: F401
+
+pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+VENV_BIN = Path(sys.executable).parent
+
+
+def test_all_pairs_reachable(vcluster):
+    for src in vcluster.nodes:
+        for dst in vcluster.nodes:
+            if src == dst:
+                continue
+            out = vcluster.exec(src, ["ping", "-c1", "-W2", "-q", vcluster.addresses[dst]],
+                                capture_output=True, text=True, timeout=10)
+            assert out.returncode == 0, f"{src} -> {dst}: {out.stdout}{out.stderr}"
+
+
+def test_nodes_have_own_hostname_and_tmp(vcluster):
+    for n in vcluster.nodes:
+        out = vcluster.exec(n, ["sh", "-c", "hostname; touch /tmp/xt-probe-$(hostname); ls /tmp"],
+                            capture_output=True, text=True, check=True)
+        lines = out.stdout.split()
+        assert lines[0] == n
+        assert [f for f in lines[1:] if f.startswith("xt-probe-")] == [f"xt-probe-{n}"]
+        vcluster.exec(n, ["rm", f"/tmp/xt-probe-{n}"], check=True)
+
+
+def test_root_namespace_has_no_cluster_address():
+    out = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True)
+    assert " 198.18." not in out.stdout and " 198.19." not in out.stdout
+
+
+def test_srun_four_distinct_nodes(vcluster):
+    out = vcluster.exec("n1", ["srun", "-N4", "hostname"], capture_output=True, text=True,
+                        timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.split()) == ["n1", "n2", "n3", "n4"]
+
+
+def test_mpirun_four_ranks_span_four_nodes(vcluster, pingpong_src):
+    out = vcluster.exec("n1", ["mpirun", "-np", "4", "hostname"], capture_output=True,
+                        text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.split()) == ["n1", "n2", "n3", "n4"]
+
+
+def test_srun_pmix_mpi_program(vcluster, pingpong_src):
+    exe = compile_mpi(vcluster, pingpong_src, "pingpong-srun")
+    out = vcluster.exec("n1", ["srun", "-N2", "-n2", "--mpi=pmix", str(exe), "65536", "3"],
+                        capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(res["hosts"]) == ["n1", "n2"] and res["value"] > 0
+
+
+def test_up_twice_is_noop(vcluster):
+    before = vcluster.status()
+    assert vcluster.up() == []
+    after = vcluster.status()
+    assert before == after
+
+
+def test_cli_up_reports_unchanged(vcluster, run_env):
+    out = subprocess.run([str(VENV_BIN / "python"), "-m", "crosstalk.cli", "vcluster", "up",
+                          "--json"], capture_output=True, text=True, env=run_env,
+                         cwd=vcluster_repo())
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"changed": False, "changes": []}
+
+
+def test_cli_exec_passes_status_and_cwd(vcluster, run_env, tmp_path):
+    out = subprocess.run([str(VENV_BIN / "python"), "-m", "crosstalk.cli", "vcluster", "exec",
+                          "n2", "--", "sh", "-c", 'echo "$(hostname) $PWD $SLURM_CONF"; exit 7'],
+                         capture_output=True, text=True, env=run_env, cwd=vcluster_repo())
+    assert out.returncode == 7
+    assert out.stdout.split() == ["n2", str(vcluster_repo()), str(vcluster.slurm_conf)]
+
+
+def test_ansible_runs_on_nodes(vcluster, run_env):
+    out = subprocess.run([str(VENV_BIN / "ansible"), "-i", "inventories/vcluster",
+                          "vcluster_nodes", "-m", "command", "-a", "hostname -I"],
+                         capture_output=True, text=True, env=run_env, cwd=vcluster_repo(),
+                         timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for n in vcluster.nodes:   # each module ran inside its node: it sees the node's address
+        assert re.search(rf"^{n} \| CHANGED \| rc=0 >>\n{re.escape(vcluster.addresses[n])}\s*$",
+                         out.stdout, re.M), out.stdout
+
+
+def vcluster_repo():
+    return Path(__file__).resolve().parents[2]

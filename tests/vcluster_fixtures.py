@@ -1,0 +1,55 @@
+"""pytest fixtures for the virtual cluster. Import them into a conftest or test module:
+``from vcluster_fixtures import vcluster``.
+
+``vcluster``: the shared 4-node cluster of inventories/vcluster, session-scoped. Brought up if
+needed and torn down at session end only if this session brought it up.
+``isolated``: a private 4-node cluster (name vclt, 198.19.0.0/24) for tests that reshape or
+break it without disturbing the shared one; module-scoped.
+"""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+INVENTORY = REPO / "inventories" / "vcluster"
+
+
+def skip_unless_root():
+    if os.geteuid() != 0:
+        pytest.skip("virtual cluster needs root (network namespaces, tc, Slurm daemons)")
+
+
+@pytest.fixture(scope="session")
+def vcluster():
+    skip_unless_root()
+    from crosstalk.vcluster import VCluster
+    vc = VCluster.from_inventory(INVENTORY)
+    brought_up = not vc.is_up()
+    vc.up()
+    yield vc
+    if brought_up:
+        vc.down()
+
+
+def compile_mpi(vc, src, name):
+    """mpicc into the cluster's shared dir (node /tmp is private, so tmp_path is not visible)."""
+    exe = vc.shared_dir / name
+    subprocess.run(["mpicc", "-O2", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def isolated():
+    skip_unless_root()
+    from crosstalk.vcluster import VCluster
+    vc = VCluster.from_inventory(INVENTORY, name="vclt", subnet="198.19.0.0/24")
+    vc.up()
+    yield vc
+    vc.down()
+
+
+@pytest.fixture(scope="session")
+def pingpong_src():
+    return REPO / "tests" / "vcluster" / "pingpong.c"

@@ -1,0 +1,18 @@
+"""Helpers shared by test modules (a uniquely named module: tests/bench has its own conftest)."""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+
+def venv_tool(name):
+    path = VENV_BIN / name
+    return str(path) if path.exists() else shutil.which(name)
+
+
+def tool_env():
+    """Environment for subprocesses: the venv first on PATH."""
+    return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
