@@ -1,5 +1,4 @@
 """Render ReFrame (and Spack) configuration from an inventory: ``crosstalk config render``."""
-import argparse
 from pathlib import Path
 
 import yaml
@@ -14,6 +13,7 @@ DEFAULT_ENVIRONMENTS = [{"name": "gnu-openmpi", "cc": "mpicc", "cxx": "mpicxx", 
                          "features": ["mpi", "openmp"]}]
 #: Where runs land unless ``crosstalk run`` says otherwise (ReFrame renders this Jinja at load time).
 RUN_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/results/%s/runs/manual" }}'
+STAGE_DIR = '{{ getenv("CROSSTALK_STAGE_DIR") or "%s/build/reframe/%s/stage" }}'
 LOG_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/build/reframe/%s" }}'
 SCHEDULERS_WITH_QUEUE = {"squeue", "slurm", "pbs", "torque"}
 
@@ -78,7 +78,8 @@ def render_reframe_config(system, inventory):
             "descr": system["description"],
             "hostnames": list(system["hostnames"]),
             "modules_system": system.get("modules_system", "nomod"),
-            "stagedir": str(REPO_ROOT / "build" / "reframe" / name / "stage"),
+            # Per run (crosstalk run sets it), so concurrent runs never share build or stage files.
+            "stagedir": STAGE_DIR % (REPO_ROOT, name),
             "outputdir": run_dir + "/output",
             "partitions": [_partition(system, p, env_names) for p in system["partitions"]],
         }],

@@ -99,6 +99,10 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     specs = select_experiments(experiments)
     if not specs:
         raise CrosstalkError("no experiment has a ReFrame test module yet")
+    if system == "vcluster" and Path(results_root()).resolve().is_relative_to("/tmp"):
+        raise InputError("CROSSTALK_RESULTS_DIR", None,
+                         f"{results_root()} is invisible on the virtual cluster's nodes (each has a "
+                         f"private /tmp): use a directory under the repository")
     run_id = new_run_id()
     run_dir = results_root() / system / "runs" / run_id
     run_dir.mkdir(parents=True)
@@ -119,6 +123,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         argv += ["-S", "require_reference=true"]
     argv += ["-r", *reframe_args]
     env = dict(os.environ, CROSSTALK_RUN_DIR=str(run_dir), CROSSTALK_PROFILE=profile,
+               CROSSTALK_STAGE_DIR=str(REPO_ROOT / "build" / "reframe" / system / "stage" / run_id),
                PYTHONUNBUFFERED="1")
     print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile); "
           f"results in {run_dir}", file=out, flush=True)

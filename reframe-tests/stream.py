@@ -2,7 +2,6 @@
 import os
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
 from crosstalk.specs import load_spec

@@ -9,7 +9,7 @@ import os
 import shlex
 
 import reframe as rfm
-from reframe.core.builtins import run_after, variable
+from reframe.core.builtins import run_after, run_before, variable
 
 from crosstalk import references_dir
 from crosstalk.specs import current_profile, load_spec

@@ -1,0 +1,73 @@
+"""The papers' figures, redrawn from local runs beside the papers' numbers.
+
+Each figure id (listed in an experiment spec under ``figures``) maps to a function
+``fn(perf, systems) -> (Figure, caption)`` registered with ``@figure(id)``; ``perf`` is the tidy
+table from ``crosstalk.ingest``. One module per experiment (or paper) holds its figures.
+"""
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from crosstalk.models.papers import load_paper_table  # noqa: E402
+
+FIGURES = {}
+
+
+def figure(fig_id):
+    def register(fn):
+        FIGURES[fig_id] = fn
+        return fn
+    return register
+
+
+def read_paper_csv(name):
+    """A transcribed paper table and its citation."""
+    df = load_paper_table(name)
+    return df, df.attrs.get("citation", name)
+
+
+def params_of(df):
+    return df["params"].map(json.loads)
+
+
+def summarise(df, by):
+    """Median and range over repeats (and runs) of each group."""
+    g = df.groupby(by)["value"]
+    return g.agg(median="median", low="min", high="max", n="count").reset_index()
+
+
+def no_data(ax, what):
+    ax.text(0.5, 0.5, f"no local data for {what} yet", ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def experiment_cases(perf, experiment, systems):
+    """One row per measured case (repeats separate): parameters as columns, metrics as columns."""
+    df = perf[perf.experiment == experiment]
+    if systems:
+        df = df[df.system.isin(systems)]
+    if df.empty:
+        return df
+    wide = df.pivot_table(index=["system", "partition", "case", "run_id", "params"], columns="metric",
+                          values="value", aggfunc="first").reset_index()
+    params = pd.DataFrame(list(wide["params"].map(json.loads)), index=wide.index)
+    wide = pd.concat([wide, params], axis=1)
+    wide["target"] = wide["system"] + ":" + wide["partition"]
+    return wide
+
+
+def draw(fig_id, perf, systems, png, svg):
+    """Draw one figure to PNG and SVG; returns its caption."""
+    fig, caption = FIGURES[fig_id](perf, systems)
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    plt.close(fig)
+    return caption
+
+
+# Figure modules register themselves on import.
+from crosstalk.figures import nimc, rmamt, stream  # noqa: E402,F401  pyflakes: ignore

@@ -1,0 +1,114 @@
+"""Network-induced memory contention, Groves 2017 §2.2 (specs: nimc-stream, nimc-apps)."""
+from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.models.throttling import fit_bandwidth_loss
+
+
+@figure("nimc_table2_4")
+def nimc_table2_4(perf, systems):
+    """Triad alone vs under unpaced injection (all cores), beside Groves 2017 Table 2.4."""
+    paper, citation = read_paper_csv("groves2017_table2_4_stream_nimc.csv")
+    fig, (ax_local, ax_paper) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1, 1.4]})
+    cases = experiment_cases(perf, "nimc-stream", systems)
+    if cases.empty:
+        no_data(ax_local, "NiMC STREAM")
+    else:
+        cases = cases[cases["cores"] == "all"]
+        cases = cases.assign(load=cases["injection"].astype(str))
+        rows = []
+        for target, part in cases.groupby("target"):
+            alone = part[part.load == "off"]["triad_bw"].median() / 1000
+            loaded = part[part.load == "max"]["triad_bw"].median() / 1000
+            rows.append((target, alone, loaded))
+        labels = [r[0] for r in rows]
+        x = range(len(rows))
+        ax_local.bar([i - 0.2 for i in x], [r[1] for r in rows], 0.4, label="alone", color="#4c6ef5")
+        ax_local.bar([i + 0.2 for i in x], [r[2] for r in rows], 0.4, label="unpaced injection", color="#d9480f")
+        for i, (_, alone, loaded) in enumerate(rows):
+            if alone == alone and loaded == loaded:
+                ax_local.annotate(f"{(loaded - alone) / alone:+.0%}", (i + 0.2, loaded), ha="center",
+                                  va="bottom", fontsize=9)
+        ax_local.set_xticks(list(x), labels, fontsize=8)
+        ax_local.set_ylabel("Triad bandwidth (GB/s)")
+        ax_local.set_title("Measured here (median over repeats)")
+        ax_local.legend(fontsize=8)
+    y = range(len(paper))
+    ax_paper.barh([i - 0.2 for i in y], paper["triad_no_rdma_GBps"], 0.4, color="#9aa5b1", label="no RDMA")
+    ax_paper.barh([i + 0.2 for i in y], paper["triad_rdma_GBps"], 0.4, color="#f08c00", label="RDMA writes")
+    ax_paper.set_yticks(list(y), [f"{m} ({d:+.0f}%)" for m, d in zip(paper["machine"], paper["diff_pct"])],
+                        fontsize=7)
+    ax_paper.invert_yaxis()
+    ax_paper.set_xlabel("Triad bandwidth (GB/s)")
+    ax_paper.set_title("Groves 2017 Table 2.4", fontsize=10)
+    ax_paper.legend(fontsize=8)
+    fig.tight_layout()
+    return fig, ("STREAM Triad on the injected node, alone and while 64 KiB writes are injected into its "
+                 "memory as fast as possible (xt-inject MPI_Put where no verbs device exists, ib_write_bw "
+                 f"otherwise); STREAM on all cores. Right: {citation}.")
+
+
+@figure("nimc_throttling")
+def nimc_throttling(perf, systems):
+    """Triad vs achieved injection rate, with the least-squares loss per injected byte."""
+    paper, citation = read_paper_csv("groves2017_fig2_21b_throttling.csv")
+    paper_slope = float(paper.set_index("quantity").loc["dram_bw_lost_per_rdma_bw", "value"])
+    fig, ax = plt.subplots(figsize=(8, 5))
+    cases = experiment_cases(perf, "nimc-stream", systems)
+    notes = []
+    if cases.empty:
+        no_data(ax, "NiMC STREAM")
+    else:
+        if "injected_bw" not in cases:
+            cases["injected_bw"] = float("nan")
+        cases["injected_bw"] = cases["injected_bw"].where(cases["injection"].astype(str) != "off", 0.0)
+        for (target, cores), part in cases.groupby(["target", "cores"]):
+            part = part.dropna(subset=["injected_bw", "triad_bw"])
+            label = f"{target}, STREAM on {'all cores' if cores == 'all' else 'all but one core'}"
+            points = ax.scatter(part["injected_bw"], part["triad_bw"], label=label, s=22)
+            if part["injected_bw"].nunique() >= 2 and len(part) >= 3:
+                fit = fit_bandwidth_loss(part["injected_bw"], part["triad_bw"])
+                xs = [0, part["injected_bw"].max()]
+                ax.plot(xs, [fit["intercept"] + fit["slope"] * x for x in xs], color=points.get_facecolor()[0],
+                        lw=1)
+                notes.append(f"{label}: {fit['value']:.1f} B lost per injected B "
+                             f"(95% CI {fit['ci_low']:.1f} to {fit['ci_high']:.1f}, r²={fit['r2']:.2f}, "
+                             f"n={fit['n']})")
+        ax.set_xlabel("Injected write rate achieved (MB/s)")
+        ax.set_ylabel("Triad bandwidth (MB/s)")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    ax.set_title(f"Memory bandwidth lost per injected byte (paper: {paper_slope:g} B/B for DRAM)", fontsize=10)
+    fig.tight_layout()
+    fits = "; ".join(notes) if notes else "too few points for a fit"
+    return fig, (f"Triad bandwidth against the injection rate achieved into the same node; lines: "
+                 f"least-squares fits (modelled). {fits}. Paper: {citation}.")
+
+
+@figure("nimc_table2_5")
+def nimc_table2_5(perf, systems):
+    """Application slowdown under unpaced injection, beside Groves 2017 Table 2.5."""
+    paper, citation = read_paper_csv("groves2017_table2_5_apps_nimc.csv")
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    names = list(paper["app"])
+    values = list(paper["slowdown"])
+    colors = ["#9aa5b1"] * len(paper)
+    cases = experiment_cases(perf, "nimc-apps", systems)
+    notes = []
+    if not cases.empty and "time_s" in cases:
+        for (target, app), part in cases.groupby(["target", "app"]):
+            alone = part[part["injection"].astype(str) == "off"]["time_s"].median()
+            loaded = part[part["injection"].astype(str) == "max"]["time_s"].median()
+            if alone == alone and loaded == loaded:
+                names.append(f"{app.upper()} ({target})")
+                values.append(loaded / alone)
+                colors.append("#d9480f")
+                notes.append(f"{app} on {target}: {alone:.2f} s -> {loaded:.2f} s")
+    ax.bar(names, values, color=colors)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_ylabel("Slowdown (time with injection / without)")
+    ax.set_title("Groves 2017 Table 2.5 (grey, Sandy Bridge-X2 onload) and measured here (orange)", fontsize=10)
+    ax.tick_params(axis="x", labelsize=8, rotation=20)
+    fig.tight_layout()
+    measured = "; ".join(notes) if notes else "no local application runs yet"
+    return fig, (f"Time to solution with unpaced 64 KiB write injection into the first node over the time "
+                 f"without. Measured: {measured}. Paper: {citation}.")
