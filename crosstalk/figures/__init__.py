@@ -69,5 +69,12 @@ def draw(fig_id, perf, systems, png, svg):
     return caption
 
 
-# Figure modules register themselves on import.
-from crosstalk.figures import nimc, rmamt, stream  # noqa: E402,F401  pyflakes: ignore
+def _register_all():
+    """Import every module of this package: each registers its figures with @figure."""
+    import importlib
+    import pkgutil
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_all()
