@@ -12,7 +12,7 @@ from crosstalk import REPO_ROOT, __version__, results_root
 from crosstalk.configrender import config_path, render
 from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.inventory import resolve_inventory
+from crosstalk.inventory import load_system, resolve_inventory
 from crosstalk.specs import PROFILES, all_specs
 
 TESTS_DIR = REPO_ROOT / "reframe-tests"
@@ -95,6 +95,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     if profile not in PROFILES:
         raise InputError("--profile", None, f"unknown profile {profile!r}")
     inventory = resolve_inventory(system)
+    description = load_system(inventory)
     render(inventory)
     specs = select_experiments(experiments)
     if not specs:
@@ -121,6 +122,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         argv += ["--system", target]
     if gate:
         argv += ["-S", "require_reference=true"]
+    argv += [f"--exec-policy={description.get('exec_policy', 'async')}"]
     argv += ["-r", *reframe_args]
     env = dict(os.environ, CROSSTALK_RUN_DIR=str(run_dir), CROSSTALK_PROFILE=profile,
                CROSSTALK_STAGE_DIR=str(REPO_ROOT / "build" / "reframe" / system / "stage" / run_id),
@@ -128,7 +130,10 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile); "
           f"results in {run_dir}", file=out, flush=True)
     if cluster is not None:
-        proc = cluster.exec("n1", argv, env=env, cwd=str(REPO_ROOT))
+        try:
+            proc = cluster.exec("n1", argv, env=env, cwd=str(REPO_ROOT))
+        finally:
+            cluster.restore_links()   # jobs restore their own changes; this covers killed ones
     else:
         proc = subprocess.run(argv, env=env, cwd=str(REPO_ROOT))
     (run_dir / "exit_status").write_text(f"{proc.returncode}\n")
