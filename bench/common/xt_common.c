@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <getopt.h>
 #include <time.h>
 
 static char xt_prog[64] = "xt";
@@ -358,4 +359,15 @@ void xt_sleep_until(double t)
     }
     while (!xt_stop_flag && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
+}
+
+void xt_die_bad_option(char **argv)
+{
+    xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+}
+
+void xt_no_operands(int argc, char **argv)
+{
+    if (optind < argc)
+        xt_die(argv[optind], "unexpected argument (see --help)");
 }

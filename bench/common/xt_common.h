@@ -17,6 +17,9 @@ extern "C" {
 void xt_set_prog(const char *prog);                 /* program name used in messages */
 void xt_die(const char *option, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn)); /* one-line error, exit 2 */
+/* getopt_long's error branch and the check after the loop (no operands are taken). */
+void xt_die_bad_option(char **argv) __attribute__((noreturn));
+void xt_no_operands(int argc, char **argv);
 long long xt_parse_int(const char *option, const char *text, long long min, long long max);
 double    xt_parse_double(const char *option, const char *text, double min, double max);
 size_t    xt_parse_size(const char *option, const char *text); /* 64, 4K, 64KiB, 1M, 2G (binary units) */

@@ -62,11 +62,10 @@ int main(int argc, char **argv)
         case 'T': table = 1; break;
         case 'h': usage(); return 0;
         default:
-            xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+            xt_die_bad_option(argv);
         }
     }
-    if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+    xt_no_operands(argc, argv);
     if (msg > (size_t)1 << 30)
         xt_die("--msg-size", "must be at most 1GiB, got %zu", msg);
     if ((size_t)(partners * messages) * msg > (size_t)4 << 30)

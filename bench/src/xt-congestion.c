@@ -135,11 +135,10 @@ static void parse_args(int argc, char **argv)
         case 'T': cfg.table = 1; break;
         case 'h': usage(); exit(0);
         default:
-            xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+            xt_die_bad_option(argv);
         }
     }
-    if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+    xt_no_operands(argc, argv);
     if (cfg.canary_fraction <= 0 || cfg.canary_fraction >= 1)
         xt_die("--canary-fraction", "must be strictly between 0 and 1, got %g",
                cfg.canary_fraction);

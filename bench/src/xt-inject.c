@@ -111,11 +111,10 @@ int main(int argc, char **argv)
         case 'T': table = 1; break;
         case 'h': usage(); return 0;
         default:
-            xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+            xt_die_bad_option(argv);
         }
     }
-    if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+    xt_no_operands(argc, argv);
     if (msg < 1 || msg > (size_t)1 << 30)
         xt_die("--msg-size", "must be between 1 and 1GiB, got %zu", msg);
     if (window < msg || window > ((size_t)1 << 40))

@@ -152,11 +152,10 @@ static void parse_args(int argc, char **argv)
         case 'b': cfg.table = 1; break;
         case 'h': usage(); exit(0);
         default:
-            xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+            xt_die_bad_option(argv);
         }
     }
-    if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+    xt_no_operands(argc, argv);
     if (cfg.min_size > cfg.max_size)
         xt_die("--min-size", "must not exceed --max-size (%zu), got %zu", cfg.max_size,
                cfg.min_size);

@@ -202,11 +202,10 @@ int main(int argc, char **argv)
         case 'S': samples = 0; break;
         case 'h': usage(); return 0;
         default:
-            xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+            xt_die_bad_option(argv);
         }
     }
-    if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+    xt_no_operands(argc, argv);
 
     const char *llc_how;
     size_t llc = llc_bytes(&llc_how);
