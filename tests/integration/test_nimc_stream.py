@@ -27,13 +27,17 @@ def test_injection_costs_memory_bandwidth(tmp_path, run_env):
     assert {c["result"] for c in cases} == {"pass"} and len(cases) == 9
 
     def samples(metric, injection):
-        return [r["value"] for r in perf
-                if r["metric"] == metric and json.loads(r["params"])["injection"] == injection]
+        """Values by ReFrame session (the sessions ran one after the other)."""
+        return {r["session"]: r["value"] for r in perf
+                if r["metric"] == metric and json.loads(r["params"])["injection"] == injection}
 
-    assert len(samples("triad_bw", "off")) == 3
+    alone, injected = samples("triad_bw", "off"), samples("triad_bw", "max")
+    assert sorted(alone) == sorted(injected) == [0, 1, 2]
     # Physics: the injected writes (and, without RDMA offload, their processing) compete with STREAM
-    # for the same memory and cores.
-    assert statistics.median(samples("triad_bw", "max")) < statistics.median(samples("triad_bw", "off"))
+    # for the same memory and cores. Compared within each session (minutes apart at most), so load
+    # from elsewhere on the machine must hit most sessions the wrong way round to flip the verdict.
+    lower = [s for s in alone if injected[s] < alone[s]]
+    assert len(lower) >= 2, f"alone {alone}, injected {injected}"
     # Paced injection reaches the requested rate; unpaced goes beyond it.
-    assert all(80 <= v <= 110 for v in samples("injected_bw", 100))
-    assert statistics.median(samples("injected_bw", "max")) > 100
+    assert all(80 <= v <= 110 for v in samples("injected_bw", 100).values())
+    assert statistics.median(samples("injected_bw", "max").values()) > 100
