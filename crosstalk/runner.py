@@ -1,5 +1,6 @@
 """``crosstalk run``: render the configuration, record provenance, run ReFrame on the right node."""
 import datetime as dt
+import fcntl
 import json
 import os
 import platform
@@ -133,7 +134,11 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         try:
             proc = cluster.exec("n1", argv, env=env, cwd=str(REPO_ROOT))
         finally:
-            cluster.restore_links()   # jobs restore their own changes; this covers killed ones
+            # Jobs restore their own changes; this covers killed ones, under the links lock so a
+            # job of a concurrent run keeps its shaping.
+            with open(cluster.links_lock, "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                cluster.restore_links()
     else:
         proc = subprocess.run(argv, env=env, cwd=str(REPO_ROOT))
     (run_dir / "exit_status").write_text(f"{proc.returncode}\n")

@@ -706,9 +706,16 @@ MailProg=/bin/true
             _write_if_changed(self.state / "links.json", json.dumps(links, indent=1))
             return links[node]
 
-    def restore_links(self):
-        for n in self.nodes:
+    def restore_links(self, nodes=None):
+        for n in nodes or self.nodes:
+            self._check_node(n)
             self.set_link(n, width="4X")
+
+    @property
+    def links_lock(self):
+        """Held (flock) by a job for as long as it has links shaped, so jobs of concurrent runs
+        never reshape or restore links under each other (outside the state dir: down keeps it)."""
+        return self.state.parent / f"{self.name}.links.lock"
 
     @contextlib.contextmanager
     def link_override(self, settings):

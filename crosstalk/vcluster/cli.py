@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 
+from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
 
 
@@ -25,7 +26,7 @@ def _node_count(text):
 
 
 def _common(p):
-    p.add_argument("--inventory", default="inventories/vcluster",
+    p.add_argument("--inventory", default=str(REPO_ROOT / "inventories" / "vcluster"),
                    help="virtual cluster inventory (default: %(default)s)")
     p.add_argument("--name", help="cluster name (state in /run/crosstalk/NAME)")
     p.add_argument("--subnet", help="node subnet inside 198.18.0.0/15")
@@ -108,8 +109,8 @@ def cmd_link_show(args):
 
 def cmd_link_restore(args):
     vc = _cluster(args)
-    vc.restore_links()
-    print(f"vcluster {vc.name}: all links at 4X")
+    vc.restore_links(args.restore_nodes or None)
+    print(f"vcluster {vc.name}: {', '.join(args.restore_nodes) or 'all links'} at 4X")
     return 0
 
 
@@ -161,6 +162,7 @@ def register(subparsers):
     _common(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_link_show)
-    p = lsub.add_parser("restore", help="all links back to nominal (4X)")
+    p = lsub.add_parser("restore", help="links back to nominal (4X): the NODEs given, else all")
+    p.add_argument("restore_nodes", nargs="*", metavar="NODE")
     _common(p)
     p.set_defaults(func=cmd_link_restore)

@@ -3,8 +3,10 @@
 The partition's ``extras.capabilities.link_control`` says whether links can be changed; the command is
 ``crosstalk link`` (the virtual cluster) unless the inventory names a site hook in
 ``extras.link_hook`` taking the same arguments (``set NODE --width W | --rate R``, ``restore``).
-The job script restores the nominal state on exit through a trap, so links come back also when the
-measured step fails or the job is killed; the next ``crosstalk run`` restores them again.
+The job script restores the nodes it changed on exit through a trap, so links come back also when
+the measured step fails or the job is killed; the next ``crosstalk run`` restores them again. On the
+virtual cluster the job holds the cluster's links lock while its links are shaped, so jobs of
+concurrent runs never reshape or restore links under each other.
 """
 import shlex
 import sys
@@ -33,9 +35,17 @@ class LinkControl(rfm.RegressionTestPlugin):
         changes = getattr(self, "_link_changes", [])
         if not changes:
             return
-        hook = shlex.split(self.current_partition.extras.get("link_hook") or f"{CROSSTALK} link")
-        restore = " ".join(shlex.quote(w) for w in hook + ["restore"])
-        commands = [f"trap {shlex.quote(restore)} EXIT"]
+        site_hook = self.current_partition.extras.get("link_hook")
+        hook = shlex.split(site_hook or f"{CROSSTALK} link")
+        nodes = sorted({change[0] for change in changes})
+        restore = " ".join(shlex.quote(w) for w in hook + ["restore", *nodes])
+        commands = []
+        if not site_hook:
+            from crosstalk import REPO_ROOT
+            from crosstalk.vcluster import VCluster
+            lock = VCluster.from_inventory(REPO_ROOT / "inventories" / "vcluster").links_lock
+            commands += [f"exec 9>>{shlex.quote(str(lock))}", "flock 9"]
+        commands += [f"trap {shlex.quote(restore)} EXIT"]
         commands += [" ".join(shlex.quote(str(w)) for w in hook + ["set", *change]) for change in changes]
         show = " ".join(shlex.quote(w) for w in hook + ["show"])
         # First in the job, before any load starts; the state is logged with the output.
