@@ -31,9 +31,9 @@ def container_image(test):
     return image
 
 
-def step_command(test, argv, tasks, nodes=1, relative_node=0):
+def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
     """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
-    job's node ``relative_node`` (0 = the node of the main step)."""
+    job's node ``relative_node`` (0 = the node of the main step); srun steps get ``step_name``."""
     launcher = test.current_partition.launcher_type.registered_name
     if launcher in ("mpirun", "mpiexec", "local"):
         if relative_node:
@@ -43,7 +43,7 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0):
             prefix += ["--map-by", "node"]
     elif launcher == "srun":
         prefix = ["srun", "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}", "--cpu-bind=none",
-                  f"--relative={relative_node}"]
+                  f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
     else:
         raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
     image = container_image(test)
@@ -56,3 +56,13 @@ def allocate_nodes(test, nodes):
     """Make a batch job allocate ``nodes`` nodes (no-op for local jobs)."""
     if test.current_partition.scheduler.registered_name in ("squeue", "slurm") and nodes > 1:
         test.job.options += [f"--nodes={nodes}"]
+
+
+def stop_command(test, pid_var, step_name):
+    """Shell command delivering SIGTERM to a background step so that it can still report: srun
+    would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled."""
+    if test.current_partition.launcher_type.registered_name == "srun":
+        step = (f"$(squeue -h -s -j \"$SLURM_JOB_ID\" -o '%i %j' | "
+                f"awk '$2 == \"{step_name}\" {{print $1}}')")
+        return f"scancel --signal=TERM {step}"
+    return f"kill -TERM ${pid_var}"

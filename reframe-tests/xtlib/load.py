@@ -6,7 +6,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import step_command
+from xtlib.launch import step_command, stop_command
 from xtlib.records import records
 
 
@@ -16,8 +16,8 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         prints crosstalk JSON lines whose ``result`` records sanity requires."""
         if not hasattr(self, "_loads"):
             self._loads = []
-        self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node), warmup_s,
-                            reports))
+        self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node,
+                                               step_name=f"xtload-{name}"), warmup_s, reports))
 
     @run_before("run")
     def wrap_loads(self):
@@ -31,7 +31,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
             ]
             self.postrun_cmds += [
                 f"kill -0 ${name}_pid || echo 'load {name} exited during the measurement' >> loads.failed",
-                f"kill -TERM ${name}_pid; wait ${name}_pid",
+                f"{stop_command(self, f'{name}_pid', f'xtload-{name}')}; wait ${name}_pid",
             ]
 
     def load_records(self, name, type_=None, **match):

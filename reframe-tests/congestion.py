@@ -1,0 +1,302 @@
+"""E4 congestion, GPCNeT (spec: experiments/congestion.yaml).
+
+Three tests: ``CongestionCanary`` (xt-congestion, each congestor alone and all four, PPort 1 and N),
+``CongestionGpcnet`` (upstream ``network_load_test`` where it is on PATH, read with
+crosstalk.parsers.gpcnet) and ``CongestionVictim`` (LAMMPS without and with an MPI_Put incast into
+its first node). The spec's header explains the layout (endpoints sharing shaped host links).
+"""
+import json
+import os
+import shlex
+import shutil
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, parameter, performance_function, run_after,
+                                   sanity_function)
+
+from crosstalk.models.congestion import congestion_impact
+from crosstalk.specs import load_spec
+from crosstalk.vcluster import format_rate, parse_rate
+from xtlib.build import BenchBuild
+from xtlib.experiment import XtExperiment
+from xtlib.launch import allocate_nodes
+from xtlib.linkcontrol import CROSSTALK, LinkControl
+from xtlib.load import BackgroundLoad
+from xtlib.records import records, result_value, tool_value
+
+SPEC = load_spec("congestion")
+INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
+CONGESTORS = ["a2a", "p2p_incast", "rma_incast", "rma_bcast"]
+#: metric prefix -> xt-congestion canary name and the kind of value (Eq 1 vs Eq 2)
+CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"),
+            "allreduce": ("allreduce", "latency")}
+#: metric suffix -> xt-congestion's labelled impact (crosstalk.models.congestion.DEFINITIONS)
+IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
+LINKS_AFTER = "links.after"
+
+
+def canary_nodes(fraction, nodes):
+    """Canary node count as xt-congestion (and GPCNeT) computes it: round(fraction x nodes), >= 2."""
+    return max(2, int(fraction * nodes + 0.5))
+
+
+class Shaped(LinkControl):
+    """Every host link at the spec's ``link_rate`` for the whole job, checked again at its end
+    (the virtual cluster is shared: a restore by another run during the job must not pass unseen).
+    Node names n1..nN are the virtual cluster's (``crosstalk link``); a site hook is not shaped."""
+
+    def shape_fabric(self, nodes):
+        self.skip_if(bool(self.current_partition.extras.get("link_hook")),
+                     "link shaping through a site hook: node names for it are not in the inventory")
+        rate = str(self.setting("link_rate"))
+        self.shape_links([f"n{i}" for i in range(1, nodes + 1)], rate=rate)
+        self.shaped_bps = parse_rate(rate)
+        show = " ".join(shlex.quote(w) for w in [CROSSTALK, "link", "show", "--json"])
+        self.postrun_cmds += [f"{show} > {LINKS_AFTER} 2>&1 || true"]
+
+    @sn.deferrable
+    def links_stayed_shaped(self):
+        bps = getattr(self, "shaped_bps", None)
+        if not bps:
+            return True
+        path = os.path.join(self.stagedir, LINKS_AFTER)
+        try:
+            with open(path) as fp:
+                state = json.load(fp)
+        except (OSError, ValueError):
+            raise sn.SanityError(f"link state after the job unreadable ({LINKS_AFTER})") from None
+        wrong = [n for n, d in state.items() if d.get("tc_rate_bps") != bps]
+        if wrong:
+            raise sn.SanityError(f"links of {', '.join(wrong)} were not at {format_rate(bps)} at the end of "
+                                 f"the job (restored by another run?): see {LINKS_AFTER}")
+        return True
+
+
+class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
+    spec_name = "congestion"
+    bench = fixture(BenchBuild, scope="environment")
+    valid_systems = ["*"]
+    valid_prog_environs = ["+mpi"]
+
+    @property
+    def hosts(self):
+        return int(self.current_partition.extras.get("nodes", 1))
+
+    @property
+    def link_control(self):
+        return bool(self.current_partition.extras.get("capabilities", {}).get("link_control"))
+
+    @property
+    def launcher(self):
+        return self.current_partition.launcher_type.registered_name
+
+    def pport_value(self):
+        return self.current_partition.processor.num_cpus if self.pport == "N" else int(self.pport)
+
+
+@rfm.simple_test
+class CongestionCanary(CongestionBase):
+    """xt-congestion: canaries isolated, then with the chosen congestors."""
+    congestors = parameter(SPEC.parameter("congestors"))
+    pport = parameter(SPEC.parameter("pport"))
+    repeat = parameter(range(SPEC.repeats()))
+
+    @run_after("setup")
+    def configure(self):
+        kinds = CONGESTORS if self.congestors == "all" else [self.congestors]
+        ppn = self.pport_value()
+        per_host = 1
+        if self.hosts == 1:
+            self.layout = "one-host"
+            gnodes = int(self.setting("local_nodes", 4))
+        elif self.link_control:
+            self.layout = "shared-links"
+            per_host = int(self.setting("endpoints_per_node", 2))
+            gnodes = self.hosts * per_host
+        else:
+            self.layout = "nodes"
+            gnodes = self.hosts
+        fraction = float(self.setting("canary_fraction", 0.2))
+        need = canary_nodes(fraction, gnodes) + 2 * len(kinds)
+        self.skip_if(gnodes < need,
+                     f"congestors={self.congestors} needs {need} GPCNeT nodes (>= 2 canary nodes and >= 2 "
+                     f"per congestor); layout {self.layout} gives {gnodes}")
+        self.num_tasks = gnodes * ppn
+        if self.layout != "one-host":
+            self.num_tasks_per_node = per_host * ppn
+            self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > self.current_partition.processor.num_cpus,
+                         f"{self.num_tasks_per_node} ranks per host > {self.current_partition.processor.num_cpus} "
+                         f"cores: Slurm would not place them")
+        self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
+        self.executable_opts = [
+            "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
+            "--canary-fraction", str(fraction), "--seed", str(self.setting("seed", 1)), "--ppn", str(ppn)]
+        if self.layout != "nodes":
+            # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
+            self.executable_opts.append("--allow-shared-nodes")
+        if self.launcher == "srun":
+            self.job.launcher.options = [f"--distribution=plane={ppn}" if self.layout == "shared-links"
+                                         else "--distribution=block", "--cpu-bind=none"]
+        elif self.launcher in ("mpirun", "mpiexec"):
+            # shared-links: endpoint v (ranks v*ppn...) round robin over the hosts; with ppn > 1 an
+            # endpoint's ranks then sit on consecutive hosts (srun's plane distribution keeps them
+            # together). nodes: ppn ranks on every node.
+            self.job.launcher.options = ["--bind-to", "none", "--map-by",
+                                         "node" if self.layout != "nodes" else f"ppr:{ppn}:node"]
+        if self.layout == "shared-links":
+            self.shape_fabric(self.hosts)
+
+    def _canary(self, prefix, phase, stat):
+        name, _ = CANARIES[prefix]
+        metric = "bandwidth" if prefix == "bw" else "latency"
+        return result_value(self.stdout, metric, stat, canary=name, phase=phase)
+
+    @sn.deferrable
+    def canaries_apart(self):
+        """On shared-link layouts the canary endpoints must be on two hosts at least."""
+        if self.layout != "shared-links":
+            return True
+        info = records(self.stdout, "info").evaluate()
+        if not info:
+            raise sn.SanityError("xt-congestion printed no layout (info record)")
+        hosts = {item.split("#")[0] for item in info[0].get("nodes_canary", "").split(",") if item}
+        if len(hosts) < 2:
+            raise sn.SanityError(f"canary endpoints all on {hosts}: their traffic never crossed a link "
+                                 f"(change the seed)")
+        return True
+
+    @sanity_function
+    def complete(self):
+        found = records(self.stdout, "result").evaluate()
+        have = {(r.get("canary"), r.get("phase")) for r in found if r.get("phase")}
+        want = {(c, p) for c, _ in CANARIES.values() for p in ("isolated", "congested")}
+        return sn.all([sn.assert_true(want <= have, f"missing canary results: {sorted(want - have)}"),
+                       self.canaries_apart(), self.links_stayed_shaped()])
+
+    @run_after("setup")
+    def set_perf_variables(self):
+        units = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
+        perf = {}
+        for prefix in CANARIES:
+            for phase in ("isolated", "congested"):
+                for stat in ("avg", "p99"):
+                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
+                        self._canary(prefix, phase, stat), units[prefix])
+            for suffix, metric in IMPACTS.items():
+                stat = "avg" if suffix == "avg" else "p99"
+                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(
+                    result_value(self.stdout, metric, stat, canary=CANARIES[prefix][0]), "x")
+        perf["congestor_bw"] = self.congestor_bw()
+        self.perf_variables = perf
+
+    @performance_function("MiB/s/rank")
+    def congestor_bw(self):
+        rates = [r["value"] for r in records(self.stdout, "result", metric="congestor_bandwidth",
+                                              during="rr_lat").evaluate()]
+        if not rates:
+            raise sn.SanityError("no congestor_bandwidth during rr_lat")
+        return sum(rates) / len(rates)
+
+
+@rfm.simple_test
+class CongestionGpcnet(CongestionBase):
+    """Upstream GPCNeT network_load_test (all four congestors at once) where it is installed."""
+    pport = parameter(SPEC.parameter("pport"))
+    repeat = parameter(range(SPEC.repeats()))
+
+    @run_after("setup")
+    def configure(self):
+        self.skip_if(shutil.which("network_load_test") is None, "network_load_test (GPCNeT) is not on PATH")
+        self.skip_if(self.hosts < 10, f"network_load_test needs >= 10 nodes (2 canary, 2 per congestor); "
+                                      f"{self.current_partition.fullname} has {self.hosts}")
+        ppn = self.pport_value()
+        self.num_tasks = self.hosts * ppn
+        self.num_tasks_per_node = ppn
+        self.executable = "network_load_test"
+        if self.launcher in ("mpirun", "mpiexec"):
+            self.job.launcher.options = ["--bind-to", "none", "--map-by", f"ppr:{ppn}:node"]
+
+    @sanity_function
+    def parsed(self):
+        return sn.assert_gt(tool_value("gpcnet", self.stdout, "rr_two_sided_lat", "avg",
+                                       condition="isolated"), 0)
+
+    def _value(self, prefix, phase, stat):
+        test = {"lat": "rr_two_sided_lat", "bw": "rr_two_sided_bw_sync", "allreduce": "multiple_allreduce"}
+        return tool_value("gpcnet", self.stdout, test[prefix], stat, condition=phase)
+
+    @sn.deferrable
+    def _impact(self, prefix, suffix):
+        kind = CANARIES[prefix][1]
+        iso = {s: self._value(prefix, "isolated", s).evaluate() for s in ("avg", "p99")}
+        con = {s: self._value(prefix, "congested", s).evaluate() for s in ("avg", "p99")}
+        definition = "paper" if suffix == "p99_paper" else "tool"
+        stat = "avg" if suffix == "avg" else "p99"
+        return next(r["value"] for r in congestion_impact(kind, iso, con, definition) if r["ci_stat"] == stat)
+
+    @run_after("setup")
+    def set_perf_variables(self):
+        units = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
+        perf = {}
+        for prefix in CANARIES:
+            for phase in ("isolated", "congested"):
+                for stat in ("avg", "p99"):
+                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
+                        self._value(prefix, phase, stat), units[prefix])
+            for suffix in IMPACTS:
+                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(self._impact(prefix, suffix), "x")
+        self.perf_variables = perf
+
+
+@rfm.simple_test
+class CongestionVictim(CongestionBase, BackgroundLoad):
+    """LAMMPS LJ melt on the first nodes, isolated or under an MPI_Put incast into its first node."""
+    victim_load = parameter(SPEC.parameter("victim_load"))
+    repeat = parameter(range(SPEC.repeats()))
+
+    @run_after("setup")
+    def configure(self):
+        self.skip_if(shutil.which("lmp") is None, "lmp (LAMMPS) is not installed here")
+        ranks = int(self.setting("victim_ranks", 2))
+        self.num_tasks = ranks
+        if self.hosts > 1:
+            self.skip_if(self.hosts < ranks + 1, f"the victim needs {ranks} nodes and the incast one more")
+            self.num_tasks_per_node = 1
+            if self.launcher == "srun":
+                # The job holds every node (the incast spans them); LAMMPS takes the first ranks.
+                self.num_tasks = self.hosts
+                self.job.launcher.options = [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"]
+        self.sourcesdir = INPUTS
+        self.executable = "lmp"
+        self.executable_opts = ["-in", "in.lj", "-var", "box", str(self.setting("lammps_box", 20)),
+                                "-var", "steps", str(self.setting("lammps_steps", 100)), "-log", "log.lammps"]
+        if self.launcher in ("mpirun", "mpiexec"):
+            self.job.launcher.options = ["--bind-to", "none"] + (["--map-by", "node"] if self.hosts > 1 else [])
+        if self.link_control and self.hosts > 1:
+            self.shape_fabric(self.hosts)     # isolated and congested on the same shaped fabric
+        if self.victim_load == "incast":
+            # Rank 0 (the window) shares the victim's first node; every other node puts into it.
+            nodes = self.hosts if self.hosts > 1 else 1
+            tasks = nodes if self.hosts > 1 else 2
+            allocate_nodes(self, nodes)
+            argv = [os.path.join(self.bench.bin_dir, "xt-inject"), "--target", 0, "--rate", 0,
+                    "--msg-size", self.setting("load_msg_size", "4K"), "--duration", 3600]
+            self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s", 1))
+        elif self.hosts > 1:
+            allocate_nodes(self, self.hosts)  # same allocation in both conditions
+        if self.victim_load == "off":
+            self.perf_variables = {"victim_time_s": self.victim_time_s()}
+
+    @sanity_function
+    def finished(self):
+        return sn.all([sn.assert_gt(self.victim_time_s(), 0), self.loads_ran_throughout(),
+                       self.links_stayed_shaped()])
+
+    @performance_function("s")
+    def victim_time_s(self):
+        return tool_value("lammps", "log.lammps", "loop_time")
+
+    @performance_function("MB/s")
+    def load_bw(self):
+        return result_value("incast.load.out", "total_rate", "sum")
