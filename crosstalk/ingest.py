@@ -13,7 +13,7 @@ import pandas as pd
 from crosstalk.errors import InputError
 
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
-#: session within the run (``--repeat N`` runs N sessions): together they index the samples.
+#: session within the run (``--reruns N`` adds N sessions): together they index the samples.
 PERF_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "metric",
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
@@ -68,7 +68,7 @@ def load_run(run_dir):
     run_id = prov.get("run_id", run_dir.name)
     specs = prov.get("specs", {})
     perf_rows, case_rows = [], []
-    # report["runs"] holds one entry per session: --repeat N adds whole sessions (more samples),
+    # report["runs"] holds one entry per session: --reruns N adds whole sessions (more samples),
     # --max-retries adds sessions of the failed cases only (the retry replaces the failure).
     cases = []
     latest = {}

@@ -46,8 +46,10 @@ class LinkControl(rfm.RegressionTestPlugin):
             lock = VCluster.from_inventory(REPO_ROOT / "inventories" / "vcluster").links_lock
             commands += [f"exec 9>>{shlex.quote(str(lock))}", "flock 9"]
         commands += [f"trap {shlex.quote(restore)} EXIT"]
-        commands += [" ".join(shlex.quote(str(w)) for w in hook + ["set", *change]) for change in changes]
+        # A link that cannot be set must stop the job: the measurement would be of the wrong fabric.
+        commands += [" ".join(shlex.quote(str(w)) for w in hook + ["set", *change]) + " || exit 1"
+                     for change in changes]
         show = " ".join(shlex.quote(w) for w in hook + ["show"])
-        # First in the job, before any load starts; the state is logged with the output.
+        # First in the job, before any load starts; the state is logged before and after the step.
         self.prerun_cmds = commands + [f"{show} >&2 || true"] + self.prerun_cmds
-        self.postrun_cmds += [restore]
+        self.postrun_cmds += [f"{show} >&2 || true"]

@@ -1,6 +1,6 @@
 """E1 NiMC STREAM for real: Triad under unpaced injection into its node is lower than alone.
 
-Three ReFrame sessions (--repeat 3) interleave the alone and injected cases in time, and medians
+Three ReFrame sessions (--reruns 2) interleave the alone and injected cases in time, and medians
 are compared, so a burst of unrelated load on the machine cannot fake or hide the effect.
 """
 import json
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_injection_costs_memory_bandwidth(tmp_path, run_env):
     env = dict(run_env, CROSSTALK_RESULTS_DIR=str(tmp_path))
     argv = [venv_tool("crosstalk"), "run", "--system", "local", "-e", "nimc-stream", "--",
-            "-n", "NimcStream%injection=(off|100|max)%cores=all%", "--repeat", "3"]
+            "-n", "NimcStream%injection=(off|100|max)%cores=all%", "--reruns", "2"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (run_dir,) = (Path(tmp_path) / "local" / "runs").iterdir()

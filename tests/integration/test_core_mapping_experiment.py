@@ -1,0 +1,121 @@
+"""E7 core mapping for real on the virtual cluster (quick profile, partition vcluster:mpi).
+
+Checked: every case ran, each rank ran on exactly the core its mapping names and on the node its
+placement names (the ranks report /proc/self/status after taskset), and the values are sane:
+bandwidth is positive and cannot exceed the nodes' shaped link rate; LAMMPS' communication time
+is part of its loop time. No per-core or per-mapping direction is asserted: the virtual cluster's
+nodes all share the same two host cores, so which core "takes the interrupts" is not a property of
+a node here, and the paper's ordering (Fig 3.1, Fig 3.11) has no reason to reappear.
+"""
+import json
+import shutil
+import subprocess
+import uuid
+
+import pytest
+
+from vcluster_fixtures import REPO, vcluster  # noqa: F401
+from xt_testing import venv_tool
+from crosstalk.ingest import load_run
+
+pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def mapping_run(run_env_module, request):
+    from vcluster_fixtures import skip_unless_root
+    skip_unless_root()
+    vc = request.getfixturevalue("vcluster")
+    if shutil.which("lmp") is None:
+        pytest.skip("lmp (LAMMPS) is not installed")
+    results = REPO / "build" / "test-core-mapping" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
+    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "core-mapping", "--",
+            "--system", "vcluster:mpi"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    (run_dir,) = (results / "vcluster" / "runs").iterdir()
+    perf, cases = load_run(run_dir)
+    report = json.loads((run_dir / "report.json").read_text())
+    yield perf, cases, report, run_dir, vc
+    shutil.rmtree(results, ignore_errors=True)
+
+
+def _params(row):
+    return json.loads(row["params"])
+
+
+def test_every_case_ran(mapping_run):
+    perf, cases, *_ = mapping_run
+    assert {c["result"] for c in cases} == {"pass"}
+    bw = sorted(int(_params(c)["core"]) for c in cases if c["test"] == "CoreBandwidth")
+    lmp = sorted(_params(c)["mapping"] for c in cases if c["test"] == "CoreMappingLammps")
+    assert bw == [0, 1]
+    assert lmp == sorted(["compact", "compact_swapped", "scatter", "scatter_swapped"])
+    assert {r["metric"] for r in perf} == {"bandwidth", "time_s", "comm_s"}
+
+
+def test_values_are_sane(mapping_run):
+    from crosstalk.vcluster import tbf_burst
+    perf, _, _, run_dir, vc = mapping_run
+    # tbf shapes every node's link: a message of S bytes takes at least (S - burst) / rate, since
+    # only the token bucket's burst may pass at line speed (the bucket refills while the reply
+    # travels the other way). Rate: the fastest any link had (the nominal one unless another job
+    # on the shared cluster raised it); 5 % for rounding.
+    from crosstalk.specs import load_spec
+    text = str(load_spec("core-mapping").setting("bw_msg_size", "quick")).upper()
+    size = int(text.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0)
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    rates = list(vc.node_rates.values())
+    rates += [link["rate_bps"] for state in (prov.get("link_state") or {}, vc.link_state())
+              for link in state.values()]
+    rate = max(rates)
+    limit_gbit = rate * size / (size - tbf_burst(rate)) / 1e9
+    for r in perf:
+        assert r["value"] > 0, r
+        if r["metric"] == "bandwidth":
+            assert r["value"] <= limit_gbit * 1.05, r
+    by_case = {}
+    for r in perf:
+        by_case.setdefault(r["case"], {})[r["metric"]] = r["value"]
+    for metrics in by_case.values():
+        if "comm_s" in metrics:
+            assert metrics["comm_s"] <= metrics["time_s"]
+
+
+def _pins(report, run_dir):
+    import sys
+    sys.path.insert(0, str(REPO / "reframe-tests"))
+    from xtlib.pinning import parse_pin_lines
+    out = {}
+    for run in report["runs"]:
+        for tc in run["testcases"]:
+            if tc["name"].startswith(("CoreBandwidth", "CoreMappingLammps")):
+                err = run_dir / "output" / "vcluster" / "mpi" / tc["environ"] / tc["short_name"] / tc["job_stderr"]
+                out[tc["name"]] = (tc, parse_pin_lines(err))
+    return out
+
+
+def test_ranks_on_mapped_cores_and_nodes(mapping_run):
+    _, _, report, run_dir, _ = mapping_run
+    pins = _pins(report, run_dir)
+    assert len(pins) == 6
+    for name, (tc, lines) in pins.items():
+        assert lines, name
+        for host, local_rank, core, allowed, rank in lines:
+            assert allowed == str(core), (name, host, local_rank)
+        if tc["name"].startswith("CoreBandwidth"):
+            assert len(lines) == 2 and len({h for h, *_ in lines}) == 2       # one rank per node
+            assert all(core == int(tc["core"]) for _, _, core, _, _ in lines)
+            continue
+        hosts = {int(rank): host for host, _, _, _, rank in lines}
+        cores = {int(rank): core for _, _, core, _, rank in lines}
+        assert sorted(hosts) == [0, 1, 2, 3]
+        if tc["mapping"].startswith("compact"):
+            assert hosts[0] == hosts[1] and hosts[2] == hosts[3] and hosts[0] != hosts[2]
+        else:
+            assert hosts[0] == hosts[2] and hosts[1] == hosts[3] and hosts[0] != hosts[1]
+        first_local = {0: 0, 1: 1} if tc["mapping"].startswith("compact") else {0: 0, 2: 1}
+        want = {0: 1, 1: 0} if tc["mapping"].endswith("swapped") else {0: 0, 1: 1}
+        for rank, local in first_local.items():
+            assert cores[rank] == want[local], (name, rank)
