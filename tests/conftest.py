@@ -5,6 +5,14 @@ from vcluster_fixtures import vcluster  # noqa: F401  (session-scoped shared clu
 from xt_testing import REPO, tool_env
 
 
+@pytest.fixture(scope="session", autouse=True)
+def explore_mode(tmp_path_factory):
+    """Experiments under test run in explore mode: they check physics, not this machine's
+    calibrated references (tests of references and gate mode set their own directory)."""
+    import os
+    os.environ["CROSSTALK_REFERENCES_DIR"] = str(tmp_path_factory.mktemp("no-references"))
+
+
 @pytest.fixture(scope="session")
 def repo():
     return REPO
