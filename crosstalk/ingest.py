@@ -13,9 +13,11 @@ import pandas as pd
 from crosstalk.errors import InputError
 
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
-#: session within the run (``--reruns N`` adds N sessions): together they index the samples.
+#: session within the run (``--reruns N`` adds N sessions), ``sample`` the ordinal of the case's
+#: result within the run (also distinguishes ``--repeat`` copies).
 PERF_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "metric",
-                "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "run_id",
+                "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
+                "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason.
 CASE_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "result",
@@ -83,9 +85,14 @@ def load_run(run_dir):
             else:
                 latest[key] = len(cases)
                 cases.append((i, case))
+    samples = {}
     for session, case in cases:
         if case.get("fixture"):
             continue
+        # Ordinal of this case's result in the run: --repeat puts copies in one session, --reruns
+        # in several; either way each sample of a case keeps its own number.
+        key = (case["name"], case.get("system"), case.get("partition"), case.get("environ"))
+        sample = samples[key] = samples.get(key, -1) + 1
         experiment = case.get("spec_name") or ""
         params = _params(case)
         base = {
@@ -112,6 +119,7 @@ def load_run(run_dir):
                 "ref_lower": float(lower) if has_ref and lower is not None else float("nan"),
                 "ref_upper": float(upper) if has_ref and upper is not None else float("nan"),
                 "result": result, "repeat": int(params.get("repeat", 0)), "session": session,
+                "sample": sample,
                 "nodes": ",".join(case.get("job_nodelist") or []),
                 "git_commit": prov.get("git_commit"),
                 "spec_hash": specs.get(experiment, {}).get("sha256"),

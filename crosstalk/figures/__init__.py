@@ -52,8 +52,8 @@ def experiment_cases(perf, experiment, systems):
         df = df[df.system.isin(systems)]
     if df.empty:
         return df
-    wide = df.pivot_table(index=["system", "partition", "case", "run_id", "params"], columns="metric",
-                          values="value", aggfunc="first").reset_index()
+    wide = df.pivot_table(index=["system", "partition", "case", "run_id", "sample", "params"],
+                          columns="metric", values="value", aggfunc="first").reset_index()
     params = pd.DataFrame(list(wide["params"].map(json.loads)), index=wide.index)
     wide = pd.concat([wide, params], axis=1)
     wide["target"] = wide["system"] + ":" + wide["partition"]

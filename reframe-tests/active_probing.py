@@ -1,0 +1,263 @@
+"""E5 active probing (Casas & Bronevetsky): ImpactB on the idle fabric and under each load
+(CompressionB configurations, applications); each application under each load
+(spec: experiments/active-probing.yaml).
+
+One job per load, every step on the same nodes and links:
+
+1. ImpactB on the idle fabric (``idle_probe.out``): its minimum and variance are the M/G/1 service
+   time t_min and Var(S) of Eq 1-3.
+2. The load starts in the background (BackgroundLoad) and the job waits until it reports that it
+   has started (CompressionB's ``info started`` record, LAMMPS' first thermo line, STREAM's info).
+3. ImpactB under the load (the main step), then each victim application in turn under the load.
+4. The load is stopped (SIGTERM) and checked: it must have run throughout.
+
+Loads: ``idle``, ``compressionb:P-M-B`` (B in microseconds), ``app:lammps``, ``app:stream`` (the
+application running continuously). ``rho`` is MODELLED (crosstalk.models.queueing.utilisation).
+"""
+import math
+import os
+import shlex
+import shutil
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import fixture, parameter, performance_function, run_after, run_before, sanity_function
+
+from crosstalk.models.queueing import idle_parameters, utilisation
+from crosstalk.specs import load_spec
+from xtlib.build import BenchBuild
+from xtlib.experiment import XtExperiment
+from xtlib.launch import allocate_nodes, step_command
+from xtlib.linkcontrol import LinkControl
+from xtlib.load import BackgroundLoad
+from xtlib.records import all_validations_pass, records, result_value, tool_value
+
+SPEC = load_spec("active-probing")
+INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
+IDLE_PROBE = "idle_probe.out"
+LAMMPS_LOG = "victim_lammps.log"
+STREAM_OUT = "victim_stream.out"
+#: An aggressor application runs "forever" (until SIGTERM): LAMMPS steps, xt-stream seconds.
+FOREVER_STEPS = 100_000_000
+FOREVER_S = 3600
+#: How long the job waits for a load to report that it started before giving up (s).
+START_TIMEOUT_S = 60
+#: Runs "$0" "$@" until the stop file exists, then SIGTERMs it and waits (sh -c script).
+STOPPABLE = ('"$0" "$@" > {out} & p=$!; while kill -0 $p 2>/dev/null && [ ! -e {stop} ]; do sleep 0.2; done; '
+             'kill -TERM $p 2>/dev/null; wait $p')
+CB_STOP = "compressionb.stop"
+#: What each load prints once it is running (grep -F pattern in its output).
+STARTED = {"compressionb": '"state":"started"', "lammps": "Step", "stream": '"type":"info"'}
+
+
+def parse_load(load):
+    """``idle`` -> ("idle", None); ``compressionb:P-M-B`` -> ("compressionb", (P, M, B));
+    ``app:NAME`` -> ("app", NAME). Anything else is a spec error."""
+    if load == "idle":
+        return "idle", None
+    kind, _, arg = str(load).partition(":")
+    if kind == "compressionb":
+        try:
+            p, m, b = arg.split("-")
+            return kind, (int(p), int(m), float(b))
+        except ValueError:
+            pass
+    if kind == "app" and arg in ("lammps", "stream"):
+        return kind, arg
+    raise ValueError(f"active-probing: load {load!r}: expected idle, compressionb:P-M-B or app:lammps|stream")
+
+
+@sn.deferrable
+def half_rtts(path):
+    """Every half round-trip sample (us) an xt-impactb run wrote to ``path``."""
+    return [float(r["value"]) for r in records(path, "sample", metric="half_rtt").evaluate()]
+
+
+@sn.deferrable
+def modelled_rho(loaded, idle):
+    """MODELLED switch utilisation (Casas & Bronevetsky Eq 1-3): W = mean loaded latency,
+    t_min and Var(S) from the idle probe."""
+    t_min, var_s = idle_parameters(idle)
+    return utilisation(sum(loaded) / len(loaded), t_min, var_s)
+
+
+@rfm.simple_test
+class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegressionTest):
+    spec_name = "active-probing"
+    load = parameter(SPEC.parameter("load"))
+    repeat = parameter(range(SPEC.repeats()))
+    bench = fixture(BenchBuild, scope="environment")
+    valid_systems = ["*"]
+    valid_prog_environs = ["+mpi"]
+
+    @run_after("init")
+    def check_load(self):
+        parse_load(self.load)   # a malformed spec value fails here, naming the value
+
+    @property
+    def has_lammps(self):
+        return shutil.which("lmp") is not None
+
+    def _layout(self):
+        ranks = int(self.setting("ranks", 4))
+        nodes = max(1, min(ranks, int(self.current_partition.extras.get("nodes", 1))))
+        return ranks, nodes
+
+    @run_after("setup")
+    def configure(self):
+        extras = self.current_partition.extras
+        bin_dir = self.bench.bin_dir
+        ranks, nodes = self._layout()
+        self.skip_if(ranks < 2 or ranks % 2, f"ranks must be even and >= 2 (ImpactB pairs), got {ranks}")
+        kind, arg = parse_load(self.load)
+        self.skip_if(arg == "lammps" and not self.has_lammps, "lmp (LAMMPS) is not installed here")
+        self.sourcesdir = INPUTS
+        allocate_nodes(self, nodes)
+        width = self.setting("link_width")
+        if width and extras.get("capabilities", {}).get("link_control") and extras.get("fabric") == "veth" \
+                and nodes > 1:
+            # The virtual cluster's nodes n1..nN carry the probes, the load and the victims.
+            # (On a real cluster the job's node names are known only at run time: not shaped.)
+            self.shape_links([f"n{i}" for i in range(1, nodes + 1)], width=width)
+
+        # 1. The idle-fabric probe, then (BackgroundLoad) the load; 3. ImpactB as the main step.
+        probe = [os.path.join(bin_dir, "xt-impactb"), "--interval", self.setting("probe_interval_ms", 5),
+                 "--count", self.setting("probe_count", 200), "--msg-size", self.setting("probe_msg_size", "1K")]
+        self.prerun_cmds += [f"{step_command(self, probe, ranks, nodes)} > {IDLE_PROBE} 2> idle_probe.err"]
+        self.executable = probe[0]
+        self.executable_opts = [str(w) for w in probe[1:]]
+        self.num_tasks = ranks
+        self.num_tasks_per_node = math.ceil(ranks / nodes)
+        if self.current_partition.launcher_type.registered_name == "mpirun":
+            self.job.launcher.options = ["--bind-to", "none"]
+
+        # 3. Victims under the load, one after the other (before the load is stopped).
+        box, steps = self.setting("lammps_box", 16), self.setting("lammps_steps", 100)
+        metrics = ["probe_avg", "probe_median", "probe_p99", "probe_var", "idle_probe_avg", "idle_probe_median",
+                   "rho"]
+        if self.has_lammps:
+            lmp = ["lmp", "-in", "in.lj", "-var", "box", box, "-var", "steps", steps, "-log", LAMMPS_LOG,
+                   "-screen", "none"]
+            self.postrun_cmds += [f"{step_command(self, lmp, ranks, nodes)} > victim_lammps.err 2>&1"]
+            metrics.append("lammps_time")
+        stream = [os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
+                  "--ntimes", self.setting("stream_ntimes", 10), "--no-samples"]
+        self.env_vars["OMP_NUM_THREADS"] = "1"
+        self.postrun_cmds += [f"{step_command(self, stream, 1, 1)} > {STREAM_OUT} 2> victim_stream.err"]
+        metrics.append("stream_time")
+
+        # 2. The load.
+        warmup = float(self.setting("warmup_s", 0.5))
+        if kind == "compressionb":
+            partners, messages, bubble = arg
+            self.prerun_cmds += [f"rm -f {CB_STOP}"]
+            self.skip_if(partners > ranks - 1, f"CompressionB with {partners} partners needs more than {ranks} ranks")
+            # Every task runs CompressionB under a small sh wrapper (the argv are positional
+            # arguments, nothing is interpolated) that stops it with SIGTERM once the job creates
+            # compressionb.stop; rank 0 writes its report straight into the file. Stopping srun
+            # itself with SIGTERM kills the step's tasks (SIGKILL) and loses the report.
+            self.add_load("compressionb", [
+                "sh", "-c", STOPPABLE.format(out="compressionb.load.out", stop=CB_STOP),
+                os.path.join(bin_dir, "xt-compressionb"), "--partners", partners, "--messages", messages,
+                "--bubble", bubble, "--msg-size", self.setting("cb_msg_size", "40K"), "--duration", FOREVER_S],
+                tasks=ranks, nodes=nodes, warmup_s=warmup)
+            metrics.append("cb_injected_bw")
+        elif arg == "lammps":
+            self.add_load("lammps", ["lmp", "-in", "in.lj", "-var", "box", box, "-var", "steps", FOREVER_STEPS,
+                                     "-log", "none"], tasks=ranks, nodes=nodes, warmup_s=warmup, reports=False)
+        elif arg == "stream":
+            # One STREAM process per node, like the victim's on the first node.
+            self.add_load("stream", [
+                os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
+                "--duration", FOREVER_S, "--no-samples"], tasks=nodes, nodes=nodes, warmup_s=warmup, reports=False)
+        self.perf_variables = {m: getattr(self, m)() for m in metrics}
+        # The figures read the probe distributions (sample records) from the run's output.
+        self.keep_files = [IDLE_PROBE, LAMMPS_LOG, STREAM_OUT] + [f"{name}.load.out" for name, *_ in
+                                                                 getattr(self, "_loads", [])]
+
+    @run_before("run")
+    def wait_for_load_start(self):
+        """After BackgroundLoad's start lines (parents' hooks run first): wait until the load runs,
+        so a slow launch (seconds on a busy 2-core host) does not eat into the measurement."""
+        for name, *_ in getattr(self, "_loads", []):
+            out = shlex.quote(f"{name}.load.out")
+            pattern = shlex.quote(STARTED[name])
+            self.prerun_cmds += [
+                f"for i in $(seq {START_TIMEOUT_S * 5}); do grep -qF {pattern} {out} && break; sleep 0.2; done",
+                f"grep -qF {pattern} {out} || echo 'load {name} never reported that it started' >> loads.failed",
+            ]
+
+    @run_before("run")
+    def stop_compressionb_first(self):
+        """Between BackgroundLoad's "still running" check and its SIGTERM (parents' hooks ran first):
+        ask CompressionB to stop and wait (up to START_TIMEOUT_S) for rank 0's report."""
+        if not any(name == "compressionb" for name, *_ in getattr(self, "_loads", [])):
+            return
+        check = [i for i, c in enumerate(self.postrun_cmds) if c.startswith("kill -0 $compressionb_pid")]
+        if not check:
+            raise ValueError("active-probing: BackgroundLoad's stop sequence for compressionb not found")
+        self.postrun_cmds[check[0] + 1:check[0] + 1] = [
+            f"touch {CB_STOP}",
+            f"for i in $(seq {START_TIMEOUT_S * 5}); do grep -qF '\"injected_bw\"' compressionb.load.out && break; "
+            f"sleep 0.2; done",
+        ]
+
+    # -- sanity ------------------------------------------------------------------------------
+    @sanity_function
+    def validates(self):
+        checks = [self.loads_ran_throughout(),
+                  sn.assert_gt(sn.len(half_rtts(self._path(self.stdout))), 0),
+                  sn.assert_gt(sn.len(half_rtts(self._path(IDLE_PROBE))), 0),
+                  all_validations_pass(self._path(STREAM_OUT))]
+        if self.has_lammps:
+            checks.append(sn.assert_gt(self.lammps_time(), 0))
+        return sn.all(checks)
+
+    def _path(self, name):
+        return os.path.join(self.stagedir, str(name))
+
+    # -- probe metrics -------------------------------------------------------------------------
+    def _probe(self, stat, path=None):
+        return result_value(self._path(path or self.stdout), "half_rtt", stat)
+
+    @performance_function("us")
+    def probe_avg(self):
+        return self._probe("avg")
+
+    @performance_function("us")
+    def probe_median(self):
+        return self._probe("median")
+
+    @performance_function("us")
+    def probe_p99(self):
+        return self._probe("p99")
+
+    @performance_function("us^2")
+    def probe_var(self):
+        return result_value(self._path(self.stdout), "half_rtt_variance", "variance")
+
+    @performance_function("us")
+    def idle_probe_avg(self):
+        return self._probe("avg", IDLE_PROBE)
+
+    @performance_function("us")
+    def idle_probe_median(self):
+        return self._probe("median", IDLE_PROBE)
+
+    @performance_function("fraction")
+    def rho(self):
+        return modelled_rho(half_rtts(self._path(self.stdout)), half_rtts(self._path(IDLE_PROBE)))
+
+    # -- load and victims ----------------------------------------------------------------------
+    @performance_function("MB/s")
+    def cb_injected_bw(self):
+        return result_value(self._path("compressionb.load.out"), "injected_bw", "sum")
+
+    @performance_function("s")
+    def lammps_time(self):
+        return tool_value("lammps", self._path(LAMMPS_LOG), "loop_time")
+
+    @performance_function("s")
+    def stream_time(self):
+        found = records(self._path(STREAM_OUT), "result", metric="triad", stat="best")
+        return sn.getitem(sn.getitem(found, 0), "elapsed_s")
