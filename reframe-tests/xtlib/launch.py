@@ -53,9 +53,15 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
 
 
 def allocate_nodes(test, nodes):
-    """Make a batch job allocate ``nodes`` nodes (no-op for local jobs)."""
-    if test.current_partition.scheduler.registered_name in ("squeue", "slurm") and nodes > 1:
-        test.job.options += [f"--nodes={nodes}"]
+    """Make a batch job allocate ``nodes`` nodes for its extra steps (no-op for local jobs), while
+    the measured step keeps its own task count (Slurm would shrink a job of fewer tasks than nodes,
+    and a plain srun inside it would start one copy per allocated task)."""
+    if test.current_partition.scheduler.registered_name not in ("squeue", "slurm") or nodes < 2:
+        return
+    tasks = test.num_tasks or 1
+    test.job.options += [f"--nodes={nodes}", f"--ntasks={max(tasks, nodes)}"]
+    if test.current_partition.launcher_type.registered_name == "srun":
+        test.job.launcher.options += [f"--nodes={min(tasks, nodes)}", f"--ntasks={tasks}"]
 
 
 def stop_command(test, pid_var, step_name):
