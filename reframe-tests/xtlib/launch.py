@@ -58,10 +58,17 @@ def allocate_nodes(test, nodes):
     and a plain srun inside it would start one copy per allocated task)."""
     if test.current_partition.scheduler.registered_name not in ("squeue", "slurm") or nodes < 2:
         return
+    test.job.options += [f"--nodes={nodes}", f"--ntasks={max(test.num_tasks or 1, nodes)}"]
+    test.allocated_nodes = nodes
+
+
+def size_main_step(test):
+    """Called just before the run (the test's num_tasks is final then): an srun main step of fewer
+    tasks than allocated nodes gets its own size instead of one copy per allocated task."""
+    nodes = getattr(test, "allocated_nodes", 0)
     tasks = test.num_tasks or 1
-    test.job.options += [f"--nodes={nodes}", f"--ntasks={max(tasks, nodes)}"]
-    if test.current_partition.launcher_type.registered_name == "srun":
-        test.job.launcher.options += [f"--nodes={min(tasks, nodes)}", f"--ntasks={tasks}"]
+    if nodes > tasks and test.current_partition.launcher_type.registered_name == "srun":
+        test.job.launcher.options += [f"--nodes={tasks}", f"--ntasks={tasks}"]
 
 
 def stop_command(test, pid_var, step_name):

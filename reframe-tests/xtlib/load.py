@@ -6,7 +6,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import step_command, stop_command
+from xtlib.launch import size_main_step, step_command, stop_command
 from xtlib.records import records
 
 
@@ -21,6 +21,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     @run_before("run")
     def wrap_loads(self):
+        size_main_step(self)
         for name, command, warmup, _ in getattr(self, "_loads", []):
             self.prerun_cmds += [
                 f"{command} > {name}.load.out 2> {name}.load.err &",
