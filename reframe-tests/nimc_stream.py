@@ -43,7 +43,7 @@ class NimcStream(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
                               self.bench.bin_dir)
         # ib_write_bw reports in its own format; the achieved rate is xt-inject's.
         if self.load_instrument != "xt-inject":
-            self.perf_variables = {"triad_bw": self.triad_bw()}
+            self.perf_variables = {"triad_bw": self.triad_bw(), "triad_bw_median": self.triad_bw_median()}
 
     @sanity_function
     def validates(self):
@@ -52,6 +52,10 @@ class NimcStream(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
     @performance_function("MB/s")
     def triad_bw(self):
         return result_value(self.stdout, "triad", "best")
+
+    @performance_function("MB/s")
+    def triad_bw_median(self):
+        return result_value(self.stdout, "triad", "median")
 
     @performance_function("MB/s")
     def injected_bw(self):
