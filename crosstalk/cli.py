@@ -10,16 +10,17 @@ import sys
 
 from crosstalk.errors import CrosstalkError
 
-#: Modules that contribute sub-commands, in the order ``--help`` lists them.
-COMMAND_MODULES = [
-    "crosstalk.doctor",        # doctor
-    "crosstalk.configrender",  # config render
-    "crosstalk.runner",        # run
-    "crosstalk.report",        # report
-    "crosstalk.compare",       # compare
-    "crosstalk.references",    # refs calibrate
-    "crosstalk.vcluster.cli",  # vcluster up|down|status|exec, link set|show
-]
+#: Sub-command -> the module that registers it, in the order ``--help`` lists them.
+COMMAND_MODULES = {
+    "doctor": "crosstalk.doctor",
+    "config": "crosstalk.configrender",
+    "run": "crosstalk.runner",
+    "report": "crosstalk.report",
+    "compare": "crosstalk.compare",
+    "refs": "crosstalk.references",
+    "vcluster": "crosstalk.vcluster.cli",
+    "link": "crosstalk.vcluster.cli",
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -30,18 +31,23 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser():
+def build_parser(argv=None):
+    """The parser for ``argv``. Only the named command's module is imported: jobs call
+    ``crosstalk link`` several times each, and pandas/scipy would cost them a second per call."""
     parser = OneLineParser(
         prog="crosstalk",
         description="Reproducible HPC network performance and power experiments.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else COMMAND_MODULES.values()
+    for name in dict.fromkeys(modules):
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args) or 0
     except CrosstalkError as err:

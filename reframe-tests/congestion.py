@@ -73,6 +73,31 @@ class Shaped(LinkControl):
         return True
 
 
+class CanaryMetrics(rfm.RegressionTestPlugin):
+    """Perf variables of xt-congestion and GPCNeT alike: each canary isolated and congested (avg,
+    p99) and its congestion impact under both definitions. Subclasses read the values."""
+    UNITS = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
+
+    def canary_value(self, prefix, phase, stat):
+        raise NotImplementedError
+
+    def canary_impact(self, prefix, suffix):
+        raise NotImplementedError
+
+    @run_after("setup")
+    def set_canary_perf_variables(self):
+        perf = {}
+        for prefix, unit in self.UNITS.items():
+            for phase in ("isolated", "congested"):
+                for stat in ("avg", "p99"):
+                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
+                        self.canary_value(prefix, phase, stat), unit)
+            for suffix in IMPACTS:
+                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(
+                    self.canary_impact(prefix, suffix), "x")
+        self.perf_variables = perf
+
+
 class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
     spec_name = "congestion"
     bench = fixture(BenchBuild, scope="environment")
@@ -96,7 +121,7 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
 
 
 @rfm.simple_test
-class CongestionCanary(CongestionBase):
+class CongestionCanary(CanaryMetrics, CongestionBase):
     """xt-congestion: canaries isolated, then with the chosen congestors."""
     congestors = parameter(SPEC.parameter("congestors"))
     pport = parameter(SPEC.parameter("pport"))
@@ -147,7 +172,7 @@ class CongestionCanary(CongestionBase):
         if self.layout == "shared-links":
             self.shape_fabric(self.hosts)
 
-    def _canary(self, prefix, phase, stat):
+    def canary_value(self, prefix, phase, stat):
         name, _ = CANARIES[prefix]
         metric = "bandwidth" if prefix == "bw" else "latency"
         return result_value(self.stdout, metric, stat, canary=name, phase=phase)
@@ -174,21 +199,13 @@ class CongestionCanary(CongestionBase):
         return sn.all([sn.assert_true(want <= have, f"missing canary results: {sorted(want - have)}"),
                        self.canaries_apart(), self.links_stayed_shaped()])
 
+    def canary_impact(self, prefix, suffix):
+        stat = "avg" if suffix == "avg" else "p99"
+        return result_value(self.stdout, IMPACTS[suffix], stat, canary=CANARIES[prefix][0])
+
     @run_after("setup")
-    def set_perf_variables(self):
-        units = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
-        perf = {}
-        for prefix in CANARIES:
-            for phase in ("isolated", "congested"):
-                for stat in ("avg", "p99"):
-                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
-                        self._canary(prefix, phase, stat), units[prefix])
-            for suffix, metric in IMPACTS.items():
-                stat = "avg" if suffix == "avg" else "p99"
-                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(
-                    result_value(self.stdout, metric, stat, canary=CANARIES[prefix][0]), "x")
-        perf["congestor_bw"] = self.congestor_bw()
-        self.perf_variables = perf
+    def add_congestor_bw(self):
+        self.perf_variables["congestor_bw"] = self.congestor_bw()
 
     @performance_function("MiB/s/rank")
     def congestor_bw(self):
@@ -200,7 +217,7 @@ class CongestionCanary(CongestionBase):
 
 
 @rfm.simple_test
-class CongestionGpcnet(CongestionBase):
+class CongestionGpcnet(CanaryMetrics, CongestionBase):
     """Upstream GPCNeT network_load_test (all four congestors at once) where it is installed."""
     pport = parameter(SPEC.parameter("pport"))
     repeat = parameter(range(SPEC.repeats()))
@@ -222,31 +239,19 @@ class CongestionGpcnet(CongestionBase):
         return sn.assert_gt(tool_value("gpcnet", self.stdout, "rr_two_sided_lat", "avg",
                                        condition="isolated"), 0)
 
-    def _value(self, prefix, phase, stat):
+    def canary_value(self, prefix, phase, stat):
         test = {"lat": "rr_two_sided_lat", "bw": "rr_two_sided_bw_sync", "allreduce": "multiple_allreduce"}
         return tool_value("gpcnet", self.stdout, test[prefix], stat, condition=phase)
 
     @sn.deferrable
-    def _impact(self, prefix, suffix):
+    def canary_impact(self, prefix, suffix):
         kind = CANARIES[prefix][1]
-        iso = {s: self._value(prefix, "isolated", s).evaluate() for s in ("avg", "p99")}
-        con = {s: self._value(prefix, "congested", s).evaluate() for s in ("avg", "p99")}
+        iso = {s: self.canary_value(prefix, "isolated", s).evaluate() for s in ("avg", "p99")}
+        con = {s: self.canary_value(prefix, "congested", s).evaluate() for s in ("avg", "p99")}
         definition = "paper" if suffix == "p99_paper" else "tool"
         stat = "avg" if suffix == "avg" else "p99"
         return next(r["value"] for r in congestion_impact(kind, iso, con, definition) if r["ci_stat"] == stat)
 
-    @run_after("setup")
-    def set_perf_variables(self):
-        units = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
-        perf = {}
-        for prefix in CANARIES:
-            for phase in ("isolated", "congested"):
-                for stat in ("avg", "p99"):
-                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
-                        self._value(prefix, phase, stat), units[prefix])
-            for suffix in IMPACTS:
-                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(self._impact(prefix, suffix), "x")
-        self.perf_variables = perf
 
 
 @rfm.simple_test
