@@ -3,8 +3,8 @@
 Layout (all created by :meth:`VCluster.up`, all removed by :meth:`VCluster.down`):
 
 * a switch: one network namespace holding bridge ``br0``, kept open by an anchor process;
-* per node ``nI``: network + UTS (hostname ``nI``) + mount namespace (private ``/tmp`` and
-  ``/etc/hosts``) held by an anchor process; a veth ``eth0`` <-> ``pI`` on the bridge;
+* per node ``nI``: network + UTS (hostname ``nI``) + mount namespace (private ``/tmp``,
+  ``/dev/shm`` and ``/etc/hosts``) held by an anchor process; a veth ``eth0`` <-> ``pI`` on the bridge;
   tbf shaping in both directions (node egress on ``eth0``, node ingress on ``pI``);
 * munged in the root namespace on a private socket, slurmctld in ``n1``, one slurmd per node;
 * Open MPI reaches other nodes through an rsh agent that enters the target node (nsenter).
@@ -457,8 +457,10 @@ class VCluster:
             script = 'echo $$ > "$1"; exec sleep infinity'
             argv = ["unshare", "--net", "--", "sh", "-c", script, "anchor", str(pidfile)]
         else:
-            # private /tmp (PMIx appdirs collide otherwise) and an /etc/hosts naming the nodes
+            # private /tmp (PMIx appdirs collide otherwise) and /dev/shm (Open MPI's shared-memory
+            # segments, as on a real node), and an /etc/hosts naming the nodes
             script = ('hostname "$2" && mount -t tmpfs -o mode=1777 tmpfs /tmp && '
+                      'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && '
                       'mount --bind "$3" /etc/hosts && echo $$ > "$1" && exec sleep infinity')
             argv = ["unshare", "--net", "--uts", "--mount", "--propagation", "private", "--",
                     "sh", "-c", script, "anchor", str(pidfile), node, str(self.state / "hosts")]
