@@ -65,7 +65,10 @@ def site(vcluster, run_env_module):
     node_results, controller = WORK / "node-results", WORK / "controller-results"
     (WORK / "vars.json").write_text(json.dumps({
         "crosstalk_results_dir": str(controller),
-        "crosstalk_run_env": {"CROSSTALK_RESULTS_DIR": str(node_results)},
+        # Explore mode on the node too (n1's /tmp is its own, so the controller's empty
+        # references directory would not be seen there): this checks the plays, not the machine.
+        "crosstalk_run_env": {"CROSSTALK_RESULTS_DIR": str(node_results),
+                              "CROSSTALK_REFERENCES_DIR": str(WORK / "no-references")},
         "crosstalk_run_experiments": ["stream"],
         # mpirun across the nodes; the Slurm partition would wait behind other users' jobs
         "crosstalk_run_partitions": PARTITIONS,
