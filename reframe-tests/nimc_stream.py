@@ -1,6 +1,4 @@
 """E1 NiMC STREAM: Triad alone and under injected writes (spec: experiments/nimc-stream.yaml)."""
-import os
-
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
@@ -9,13 +7,14 @@ from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.injection import Injection
-from xtlib.records import all_validations_pass, result_value
+from xtlib.records import all_validations_pass
+from xtlib.streamstep import StreamStep
 
 SPEC = load_spec("nimc-stream")
 
 
 @rfm.simple_test
-class NimcStream(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
+class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest):
     spec_name = "nimc-stream"
     injection = parameter(SPEC.parameter("injection"))
     cores = parameter(SPEC.parameter("cores"))
@@ -30,14 +29,7 @@ class NimcStream(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
         ncores = self.current_partition.processor.num_cpus
         threads = ncores if self.cores == "all" else ncores - 1
         self.skip_if(threads < 1, f"cannot reserve a core on a {ncores}-core node")
-        self.executable = os.path.join(self.bench.bin_dir, "xt-stream")
-        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes", 10))]
-        if self.setting("array_bytes"):
-            self.executable_opts += ["--size", str(self.setting("array_bytes"))]
-        self.env_vars["OMP_NUM_THREADS"] = str(threads)
-        self.num_cpus_per_task = threads
-        if self.current_partition.launcher_type.registered_name == "mpirun":
-            self.job.launcher.options = ["--bind-to", "none"]
+        self.run_xt_stream(threads)
         if self.injection != "off":
             self.add_injector(self.injection, self.setting("msg_size", "64K"), self.setting("warmup_s", 1),
                               self.bench.bin_dir)
@@ -51,11 +43,11 @@ class NimcStream(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
 
     @performance_function("MB/s")
     def triad_bw(self):
-        return result_value(self.stdout, "triad", "best")
+        return self.stream_rate("triad")
 
     @performance_function("MB/s")
     def triad_bw_median(self):
-        return result_value(self.stdout, "triad", "median")
+        return self.stream_rate("triad", "median")
 
     @performance_function("MB/s")
     def injected_bw(self):
