@@ -1,7 +1,6 @@
 """E4 congestion (GPCNeT) for real on the virtual cluster, links shaped to the spec's rate.
 
-Quick case on the ``slurm`` partition (srun places ranks block-wise, so the seeded layout puts the
-canaries on the incast root's host; measured there 44 us isolated vs 4-6 ms congested): xt-congestion with the P2P incast congestor (4 hosts x 2
+Quick case on the ``slurm`` partition: xt-congestion with the P2P incast congestor (4 hosts x 2
 endpoints; the spec's seed puts the canaries on two hosts and the incast root beside one of them,
 so incast traffic queues in that canary host's shaped ingress link), and the LAMMPS victim
 isolated and under a Put incast into its first node. Three ReFrame sessions (--repeat 3)
@@ -61,13 +60,23 @@ def test_every_case_passed_three_times(congestion_run):
 
 @pytest.mark.root
 @pytest.mark.vcluster
-def test_canary_latency_congested_exceeds_isolated(congestion_run):
+def test_canaries_slower_under_incast(congestion_run):
+    """Physics: the incast fills the shaped ingress link of a canary host; canary messages into it
+    queue behind the congestors' packets (and small ones wait for TCP retransmission timeouts).
+
+    Measured here over 47 runs of this case: the Allreduce (8 B) and bandwidth canaries were slower
+    congested in every run (impact 4.3-382 and 1.2-4.2). The random-ring latency canary was in 44:
+    GPCNeT's 200 unrecorded warm-up iterations per ring can swallow the incast's stalls (seen in
+    CI: isolated 57/47/56 us, congested 3820/50/48 us), so it must show the effect in one session.
+    """
     _, _, perf, _, _ = congestion_run
-    iso, con = _samples(perf, "lat_isolated_avg"), _samples(perf, "lat_congested_avg")
-    # Physics: the incast fills the shaped ingress link of a canary host; canary messages into it
-    # queue behind the congestors' packets.
-    assert statistics.median(con) > statistics.median(iso), (iso, con)
-    assert statistics.median(_samples(perf, "ci_lat_avg")) > 1
+    for prefix, slower in (("allreduce", lambda iso, con: con > iso), ("bw", lambda iso, con: con < iso)):
+        iso = statistics.median(_samples(perf, f"{prefix}_isolated_avg"))
+        con = statistics.median(_samples(perf, f"{prefix}_congested_avg"))
+        assert slower(iso, con), (prefix, iso, con)
+        assert statistics.median(_samples(perf, f"ci_{prefix}_avg")) > 1, prefix
+    pairs = list(zip(_samples(perf, "lat_isolated_avg"), _samples(perf, "lat_congested_avg")))
+    assert any(con > iso for iso, con in pairs), pairs
 
 
 def check_impacts(perf, expected_cases):
