@@ -17,3 +17,10 @@ def references_dir():
     """Per-system ReFrame reference files; tests point CROSSTALK_REFERENCES_DIR elsewhere."""
     import os
     return Path(os.environ.get("CROSSTALK_REFERENCES_DIR", REPO_ROOT / "reframe-tests" / "references"))
+
+
+def examples_root():
+    """Runs shipped with crosstalk (calibration evidence, ``<system>/runs/<run-id>/``): shown beside
+    a user's runs as labelled examples, never merged into them."""
+    import os
+    return Path(os.environ.get("CROSSTALK_EXAMPLES_DIR", REPO_ROOT / "examples"))

@@ -1,8 +1,9 @@
 """``crosstalk compare BASELINE CANDIDATE``: flag statistically significant regressions per metric.
 
 BASELINE and CANDIDATE are each a run directory, a system's results directory
-(``results/<system>``: all its runs) or a collected table (``table.parquet``). Values of the same
-test case (parameters without ``repeat``), partition and metric are compared with a one-sided
+(``results/<system>``: all its runs) or a collected table (``table.parquet``: the user's runs in it,
+not the shipped examples). Values of the same system and host class (different hardware is never a
+regression), test case (parameters without ``repeat``), partition and metric are compared with a one-sided
 Mann-Whitney U test (``crosstalk.models.stats.compare``): a regression needs p < alpha towards
 "worse" (from the spec's ``better``) AND a median change of at least ``min_effect``.
 Exit status 1 if any metric regressed; ``--junit`` writes one JUnit test case per metric.
@@ -14,23 +15,24 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
-from crosstalk.errors import InputError
-from crosstalk.ingest import collect, load_run
+from crosstalk.errors import CrosstalkError, InputError
+from crosstalk.ingest import PERF_COLUMNS, collect, load_run
 from crosstalk.models import stats
 from crosstalk.report import format_number
 from crosstalk.specs import all_specs
 
-KEY = ["experiment", "test", "partition", "params", "metric"]
+KEY = ["system", "host_class", "experiment", "test", "partition", "params", "metric"]
 
 
 def load_values(source):
     """The tidy performance table of a run dir, a system dir or a parquet file."""
     path = Path(source)
     if path.suffix == ".parquet" and path.is_file():
-        return pd.read_parquet(path)
+        table = pd.read_parquet(path)
+        return table[table.origin != "example"] if "origin" in table else table
     if (path / "report.json").exists():
         perf, _ = load_run(path)
-        return pd.DataFrame(perf)
+        return pd.DataFrame(perf, columns=PERF_COLUMNS)
     if (path / "runs").is_dir():
         perf, _, errors = collect(path.parent, [path.name])
         for err in errors:
@@ -62,11 +64,12 @@ def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
             c = c[c[col] == val]
         if c.empty:
             continue
-        experiment, test, partition, params, metric = key
+        system, host_class, experiment, test, partition, params, metric = key
         verdict = stats.compare(b["value"].to_numpy(), c["value"].to_numpy(),
                                 better=_better(metric_index, experiment, metric), alpha=alpha,
                                 min_effect=min_effect)
-        results.append({"experiment": experiment, "test": test, "partition": partition,
+        results.append({"system": system, "host_class": host_class, "experiment": experiment,
+                        "test": test, "partition": partition,
                         "params": params, "metric": metric, "unit": b["unit"].iloc[0],
                         "method": verdict.pop("test"), **verdict})
     return results
@@ -91,9 +94,19 @@ def write_junit(results, path):
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
 
+def host_classes(table):
+    """``{host class id: 'id (label)'}`` of a table's values."""
+    return {hc: f"{hc} ({label})" for hc, label in zip(table["host_class"], table["host_label"])}
+
+
 def _cmd_compare(args):
-    results = compare_tables(load_values(args.baseline), load_values(args.candidate),
-                             args.alpha, args.min_effect)
+    baseline, candidate = load_values(args.baseline), load_values(args.candidate)
+    base_hc, cand_hc = host_classes(baseline), host_classes(candidate)
+    if base_hc and cand_hc and not base_hc.keys() & cand_hc.keys():
+        raise CrosstalkError(f"compare: baseline host class {', '.join(sorted(base_hc.values()))} and "
+                             f"candidate host class {', '.join(sorted(cand_hc.values()))} differ: "
+                             "different hardware cannot be compared as a regression")
+    results = compare_tables(baseline, candidate, args.alpha, args.min_effect)
     if not results:
         raise InputError(args.candidate, None, "no test case and metric in common with the baseline")
     print(f"{'verdict':<18} {'effect':>8} {'p':>8}  {'baseline':>10} {'candidate':>10}  metric / case")

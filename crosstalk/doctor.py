@@ -3,14 +3,16 @@
 Every probe reads the real interface (sysfs, the tool itself); nothing is assumed from the
 inventory, so a wrong inventory shows up as a disagreement here.
 """
+import functools
 import glob
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 
+from crosstalk.errors import CrosstalkError
 from crosstalk.inventory import load_system, resolve_inventory
+from crosstalk.proc import run
 from crosstalk.specs import all_specs
 
 
@@ -21,23 +23,43 @@ class Finding:
     detail: str
 
 
-def _first_line(argv):
+#: Seconds a probe (``mpirun --version`` & co.) may take.
+PROBE_TIMEOUT = 20
+
+
+def _output(argv):
+    """What a probe prints (stdout, else stderr); None if it cannot be started."""
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
+        out = run(argv, PROBE_TIMEOUT, capture_output=True, text=True)
+    except OSError:
         return None
-    lines = (out.stdout or out.stderr).strip().splitlines()
+    return out.stdout or out.stderr
+
+
+def _first_line(argv):
+    lines = (_output(argv) or "").strip().splitlines()
     return lines[0].strip() if lines else None
 
 
 def _version_line(argv, marker):
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return next((ln.strip() for ln in out.splitlines() if marker in ln), None)
+    return next((ln.strip() for ln in (_output(argv) or "").splitlines() if marker in ln), None)
 
 
+def _probe(label=None):
+    """A probe whose tool hangs finds it absent and says which command hung (``label``:
+    the finding's name, default the probe's first argument)."""
+    def wrap(probe):
+        @functools.wraps(probe)
+        def guarded(*args):
+            try:
+                return probe(*args)
+            except CrosstalkError as err:
+                return Finding(label or args[0], False, str(err))
+        return guarded
+    return wrap
+
+
+@_probe("MPI")
 def probe_mpi():
     found = []
     for argv, marker, label in ((["mpirun", "--version"], "Open MPI", "Open MPI"),
@@ -48,6 +70,7 @@ def probe_mpi():
     return Finding("MPI", bool(found), "; ".join(found) or "no mpirun on PATH")
 
 
+@_probe("Slurm")
 def probe_slurm():
     if not shutil.which("srun"):
         return Finding("Slurm", False, "no srun on PATH")
@@ -85,6 +108,7 @@ def probe_energy():
                    "no RAPL/powercap zone and no /sys/cray/pm_counters (energy will be modelled, Eq 6.2)")
 
 
+@_probe()
 def probe_tool(label, names):
     for name in names:
         if shutil.which(name):
@@ -92,12 +116,13 @@ def probe_tool(label, names):
     return Finding(label, False, f"none of {', '.join(names)} on PATH")
 
 
+@_probe("virtual cluster")
 def probe_namespaces():
     if os.geteuid() != 0:
         return Finding("virtual cluster", False, "needs root (network namespaces, tc, Slurm daemons)")
     if not shutil.which("unshare") or not shutil.which("tc"):
         return Finding("virtual cluster", False, "unshare or tc missing (util-linux, iproute2)")
-    ok = subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
+    ok = run(["unshare", "--net", "true"], PROBE_TIMEOUT, capture_output=True).returncode == 0
     return Finding("virtual cluster", ok, "root and network namespaces available" if ok
                    else "cannot create network namespaces here")
 
@@ -175,6 +200,8 @@ def experiment_plan(capabilities):
 
 
 def report(inventory=None, out=sys.stdout):
+    if inventory is not None:
+        inventory = resolve_inventory(inventory)      # a bad name fails before any probe runs
     findings = probe_all()
     width = max(len(f.name) for f in findings)
     print("This machine:", file=out)
@@ -183,7 +210,7 @@ def report(inventory=None, out=sys.stdout):
         print(f"  {f.name:<{width}}  {mark}  {f.detail}", file=out)
     caps = detected_capabilities(findings)
     if inventory is not None:
-        system = load_system(resolve_inventory(inventory))
+        system = load_system(inventory)
         declared = system["capabilities"]
         # link_control is a property of the fabric (virtual cluster or site hook), not of this host.
         hardware = ("rdma", "cpufreq", "rapl", "apptainer", "spack")
@@ -193,6 +220,12 @@ def report(inventory=None, out=sys.stdout):
             print(f"  {key}: inventory says {declared[key]}, this machine has {caps[key]}", file=out)
         if not differ:
             print("  capability flags agree with this machine", file=out)
+        from crosstalk.hostclass import host_class
+        from crosstalk.references import reference_file
+        host = host_class(system.get("network"))
+        refs = reference_file(system["name"], host["id"])
+        print(f"  host class {host['id']}: {host['label']}", file=out)
+        print(f"  references: {refs or 'none for this host class (runs in explore mode)'}", file=out)
     print("\nExperiments:", file=out)
     for name, verdict, notes in experiment_plan(caps):
         print(f"  {name:<16} {verdict}", file=out)

@@ -1,5 +1,10 @@
 """Collect ReFrame runs from ``results/<system>/runs/<run-id>/`` into tidy tables.
 
+Every row carries the run's host class (``crosstalk.hostclass``) and origin: ``user`` for runs under
+the results directory, ``example`` for the runs shipped with crosstalk (``examples/runs/``).
+``platform`` (``system@host-class``, marked when an example) is the key that groups numbers: runs of
+different hardware, or shipped examples and a user's own runs, are never pooled.
+
 Each run directory holds ReFrame's JSON run report (``report.json``), its debug log
 (``reframe.log``: the only place ReFrame writes why a test was skipped), perflogs and our
 ``provenance.json``. A broken file is reported in one line and skipped; the rest is still collected.
@@ -11,16 +16,24 @@ from pathlib import Path
 import pandas as pd
 
 from crosstalk.errors import InputError
+from crosstalk.hostclass import from_provenance
+
+ORIGINS = ("user", "example")
+
+
+def platform_of(system, host_class, origin="user"):
+    """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
+    return f"{system}@{host_class}" + (" (example)" if origin == "example" else "")
 
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
 #: session within the run (``--reruns N`` adds N sessions), ``sample`` the ordinal of the case's
 #: result within the run (also distinguishes ``--repeat`` copies).
-PERF_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "metric",
+PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "metric",
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
                 "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason.
-CASE_COLUMNS = ["system", "partition", "environ", "experiment", "test", "case", "params", "result",
+CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "result",
                 "reason", "run_id", "time"]
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")
@@ -57,7 +70,7 @@ def _load_json(path, what):
         raise InputError(path, f"line {err.lineno}", f"not valid JSON ({err.msg}): truncated?") from None
 
 
-def load_run(run_dir):
+def load_run(run_dir, origin="user"):
     """Rows of one run: (perf rows, case rows). Raises InputError for a broken run."""
     run_dir = Path(run_dir)
     report_path = run_dir / "report.json"
@@ -68,6 +81,7 @@ def load_run(run_dir):
     prov = _load_json(prov_path, "provenance") if prov_path.exists() else {}
     skip_reasons = _skip_reasons(run_dir / "reframe.log")
     run_id = prov.get("run_id", run_dir.name)
+    host = from_provenance(prov)
     specs = prov.get("specs", {})
     perf_rows, case_rows = [], []
     # report["runs"] holds one entry per session: --reruns N adds whole sessions (more samples),
@@ -96,7 +110,9 @@ def load_run(run_dir):
         experiment = case.get("spec_name") or ""
         params = _params(case)
         base = {
-            "system": case.get("system"), "partition": case.get("partition"),
+            "system": case.get("system"), "host_class": host["id"], "host_label": host["label"],
+            "origin": origin, "platform": platform_of(case.get("system"), host["id"], origin),
+            "partition": case.get("partition"),
             "environ": case.get("environ"), "experiment": experiment,
             "test": case["name"].split(" %")[0], "case": case["name"],
             "params": json.dumps(params, sort_keys=True), "run_id": run_id,
@@ -140,12 +156,16 @@ def run_dirs(results_dir, systems=None):
     return sorted(set(found))
 
 
-def collect(results_dir, systems=None):
-    """(perf DataFrame, cases DataFrame, list of one-line errors) for all runs found."""
+def collect(results_dir, systems=None, examples_dir=None):
+    """(perf DataFrame, cases DataFrame, list of one-line errors) for all runs found: the user's
+    under ``results_dir``, the shipped examples under ``examples_dir`` (same layout), labelled."""
     perf, cases, errors = [], [], []
-    for run_dir in run_dirs(results_dir, systems):
+    found = [(d, "user") for d in run_dirs(results_dir, systems)]
+    if examples_dir:
+        found += [(d, "example") for d in run_dirs(examples_dir, systems)]
+    for run_dir, origin in found:
         try:
-            p, c = load_run(run_dir)
+            p, c = load_run(run_dir, origin)
         except InputError as err:
             errors.append(str(err))
             continue

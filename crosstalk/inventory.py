@@ -6,8 +6,9 @@ YAML file is parsed here so that a syntax error names its file and line, and the
 is validated against ``schemas/system.schema.json`` so that a wrong key names file and field.
 """
 import json
+import os
+import re
 import shutil
-import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -17,21 +18,48 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import InputError
+from crosstalk.proc import run
 
 SYSTEM_VAR = "crosstalk_system"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "system.schema.json"
 INVENTORIES = REPO_ROOT / "inventories"
+HOSTS_FILES = ("hosts.yml", "hosts.yaml")
+#: ansible-inventory's time limit (seconds); it only reads YAML files.
+ANSIBLE_TIMEOUT = 60
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_UNSAFE = re.compile(r"[;|&$`<>*?!'\"\\\s]")
+
+
+def _known():
+    return ", ".join(sorted(p.name for p in INVENTORIES.iterdir() if p.is_dir()))
 
 
 def resolve_inventory(name_or_path):
-    """Accept ``local`` (a directory under inventories/) or a path to an inventory directory."""
-    path = Path(name_or_path)
-    if not path.exists() and (INVENTORIES / str(name_or_path)).is_dir():
-        path = INVENTORIES / str(name_or_path)
-    if not path.exists():
-        known = ", ".join(sorted(p.name for p in INVENTORIES.iterdir() if p.is_dir()))
-        raise InputError(name_or_path, None, f"no such inventory (known: {known})")
-    return path.resolve()
+    """The inventory directory meant by ``name_or_path``: a name (``local``: a directory under
+    inventories/) or, if it contains ``/``, a path to an existing inventory directory (one with
+    ``hosts.yml`` and ``group_vars/``). Anything else is an InputError before Ansible sees it.
+    A ``Path`` (from code, not typed by a user) is taken as a path."""
+    text, typed = str(name_or_path), not isinstance(name_or_path, Path)
+    if typed and _UNSAFE.search(text):
+        raise InputError(repr(text), "inventory", "shell metacharacters or whitespace are not "
+                         "allowed in an inventory name or path")
+    if typed and "/" not in text:
+        if not _NAME.match(text) or ".." in text:
+            raise InputError(repr(text), "inventory", f"not an inventory name (known: {_known()})")
+        path = INVENTORIES / text
+        if not path.is_dir():
+            raise InputError(text, "inventory", f"no such inventory in {INVENTORIES} "
+                             f"(known: {_known()}; give a path with '/' for one elsewhere)")
+    else:
+        path = Path(text)
+        if not path.is_dir():
+            raise InputError(text, "inventory", "no such directory" if not path.exists()
+                             else "not a directory (give the inventory directory)")
+    path = path.resolve()
+    if not any((path / f).is_file() for f in HOSTS_FILES) or not (path / "group_vars").is_dir():
+        raise InputError(path, "inventory", "not an inventory directory (needs hosts.yml "
+                         "and group_vars/, like inventories/local)")
+    return path
 
 
 def _yaml_files(inventory):
@@ -59,8 +87,12 @@ def _ansible_inventory_cmd():
 @lru_cache(maxsize=None)
 def _export(inventory):
     _check_yaml_syntax(inventory)
-    proc = subprocess.run([_ansible_inventory_cmd(), "-i", str(inventory), "--list", "--export"],
-                          capture_output=True, text=True)
+    # Only the yaml plugin, so no file is ever run as an inventory script (or loads another
+    # plugin), and a file it cannot parse is an error rather than a warning.
+    env = dict(os.environ, ANSIBLE_INVENTORY_ENABLED="yaml",
+               ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true")
+    proc = run([_ansible_inventory_cmd(), "-i", str(inventory), "--list", "--export"],
+               ANSIBLE_TIMEOUT, f"ansible-inventory -i {inventory}", capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         first = next((ln for ln in lines if "ERROR" in ln), lines[0] if lines else "failed")
@@ -118,7 +150,8 @@ def load_system(inventory_dir):
     if duplicates:
         raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.partitions",
                          f"duplicate partition name {duplicates[0]!r}")
-    return system
+    from crosstalk.systemkind import complete
+    return complete(system, inventory, defining_file(inventory, SYSTEM_VAR))
 
 
 def partition_capabilities(system, partition):

@@ -1,7 +1,10 @@
 """``crosstalk refs calibrate``: write a system's ReFrame references from its measured runs.
 
-The file is ``reframe-tests/references/<system>.yaml`` in ReFrame 4.10's external-reference format,
-indexed by partition and the test's parameters (repeats pooled). Each reference is the median of the
+References are per system **and host class** (``crosstalk.hostclass``):
+``reframe-tests/references/<system>/<host-class>.yaml``, chosen at run time for the host the run is
+on; a real cluster with one node type may keep one ``<system>.yaml`` for every host class
+(``--system-wide``). With neither, the run is in explore mode. Each file is in ReFrame 4.10's
+external-reference format, indexed by partition and the test's parameters (repeats pooled). Each reference is the median of the
 measured values; the tolerated regression is ``max(min_margin, k * robust CV, 1.5 * worst seen)``
 (robust CV = 1.4826 x MAD / median; worst seen = the largest relative deviation from the median among
 the calibration values, so a reference is never tighter than the spread its own runs showed: a few
@@ -15,9 +18,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from crosstalk import REPO_ROOT, references_dir
+from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
 from crosstalk.errors import InputError
-from crosstalk.ingest import load_run
 from crosstalk.specs import all_specs
 
 DEFAULT_K = 3.0
@@ -26,6 +28,20 @@ DEFAULT_MIN_MARGIN = 0.05
 WORST_SEEN_FACTOR = 1.5
 #: With a single value there is no spread to learn from.
 SINGLE_VALUE_MARGIN = 0.15
+
+
+def reference_file(system, host_class, directory=None):
+    """The references that apply to ``system`` on ``host_class``: its own file, else the
+    system-wide one, else None (explore mode)."""
+    directory = Path(directory or references_dir())
+    for path in (directory / system / f"{host_class}.yaml", directory / f"{system}.yaml"):
+        if path.is_file():
+            return path
+    return None
+
+
+def calibrate_command(system, run_ids):
+    return f"crosstalk refs calibrate --system {system} --runs {' '.join(run_ids)} [more run ids]"
 
 
 def _better(experiment, metric):
@@ -66,13 +82,32 @@ def thresholds(reference, tol, better):
     return None, (tol if reference >= 0 else min(tol, 1.0))
 
 
-def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=None):
+def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=None,
+              system_wide=False):
+    """Write one reference file per host class found in ``run_dirs`` (runs of different hardware
+    are never pooled); ``system_wide`` writes ``<system>.yaml`` from runs of one host class."""
+    from crosstalk.ingest import load_run
     rows = []
     for run_dir in run_dirs:
         perf, _ = load_run(run_dir)
-        rows += [r for r in perf if r["system"] == system]
+        rows += [dict(r, run_dir=run_dir) for r in perf if r["system"] == system]
     if not rows:
         raise InputError("--runs", None, f"no performance values of system {system!r} in those runs")
+    classes = sorted({r["host_class"] for r in rows})
+    if system_wide and len(classes) > 1:
+        raise InputError("--runs", None, f"runs of {len(classes)} host classes ({', '.join(classes)}): "
+                                         f"a system-wide file needs runs of one node type")
+    out_dir = Path(out_dir or references_dir())
+    written = []
+    for host_class in classes:
+        target = out_dir / f"{system}.yaml" if system_wide else out_dir / system / f"{host_class}.yaml"
+        class_rows = [r for r in rows if r["host_class"] == host_class]
+        class_runs = sorted({str(r["run_dir"]) for r in class_rows})
+        written.append(_write_references(system, class_rows, class_runs, target, k, min_margin))
+    return written
+
+
+def _write_references(system, rows, run_dirs, out, k, min_margin):
     groups = {}
     for r in rows:
         params = {k_: v for k_, v in json.loads(r["params"]).items() if k_ != "repeat"}
@@ -80,7 +115,6 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
         groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
         groups[key]["values"].append(r["value"])
 
-    out = Path(out_dir or references_dir()) / f"{system}.yaml"
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
     tests = {}
     for (test, partition, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
@@ -112,23 +146,29 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
     merged["crosstalk_calibration"] = {
         **previous, **{t: {**calibration, "values_per_reference": values_per_reference[t]} for t in tests}}
     out.parent.mkdir(parents=True, exist_ok=True)
+    host = rows[0]
     header = (f"# ReFrame references of system '{system}' (external $ref file), written by\n"
-              f"# `crosstalk refs calibrate` from measured runs: see crosstalk_calibration.\n")
+              f"# `crosstalk refs calibrate` from measured runs: see crosstalk_calibration.\n"
+              f"# Host class {host['host_class']}: {host['host_label']}\n")
     out.write_text(header + yaml.dump(merged, Dumper=_NoAliases, sort_keys=False, width=100))
     return out
 
 
+def _run_dir(system, item):
+    """A run directory given as a path, or a run id of the user's runs or the shipped examples."""
+    candidates = ([Path(item)] if "/" in item else
+                  [results_root() / system / "runs" / item, examples_root() / system / "runs" / item])
+    for path in candidates:
+        if path.is_dir():
+            return path
+    raise InputError("--runs", None, f"no run directory {item!r} (a run id of system {system!r} "
+                                     f"or a path)")
+
+
 def _cmd_calibrate(args):
-    runs = []
-    for item in args.runs:
-        path = Path(item)
-        if not path.is_dir():
-            path = REPO_ROOT / "results" / args.system / "runs" / item
-        if not path.is_dir():
-            raise InputError("--runs", None, f"no run directory {item!r}")
-        runs.append(path)
-    out = calibrate(args.system, runs, args.k, args.min_margin)
-    print(out)
+    runs = [_run_dir(args.system, item) for item in args.runs]
+    for out in calibrate(args.system, runs, args.k, args.min_margin, system_wide=args.system_wide):
+        print(out)
     return 0
 
 
@@ -141,4 +181,6 @@ def register(subparsers):
     p.add_argument("--k", type=float, default=DEFAULT_K, help="tolerance in robust CVs (default 3)")
     p.add_argument("--min-margin", type=float, default=DEFAULT_MIN_MARGIN,
                    help="smallest tolerated relative regression (default 0.05)")
+    p.add_argument("--system-wide", action="store_true",
+                   help="write references/<system>.yaml for every host class (one node type)")
     p.set_defaults(func=_cmd_calibrate)

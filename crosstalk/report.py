@@ -2,14 +2,18 @@
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import jinja2
 import pandas as pd
 
-from crosstalk import REPO_ROOT, results_root
+from crosstalk import REPO_ROOT, examples_root, results_root
+from crosstalk.bibliography import citation
+from crosstalk.errors import CrosstalkError
+from crosstalk.hostclass import from_provenance
+from crosstalk.ingest import platform_of
+from crosstalk.proc import run
 from crosstalk.specs import all_specs
 
 WORKFLOW = REPO_ROOT / "workflows" / "Snakefile"
@@ -37,13 +41,23 @@ def _reference_text(group):
     return f"{format_number(ref.iloc[0])}{bounds}"
 
 
+#: How the report tells the two origins of runs apart.
+ORIGIN_TEXT = {"user": "your runs", "example": "shipped example (another machine; not your data)"}
+
+
+def _user_first(rows):
+    return sorted(rows, key=lambda r: r["origin"] != "user")
+
+
 def experiment_table(perf):
+    """One row per platform (system and host class, examples apart), partition, case and metric."""
     rows = []
-    for (system, partition, case, metric), group in perf.groupby(
-            ["system", "partition", "case", "metric"], sort=True):
+    for (platform, origin, partition, case, metric), group in perf.groupby(
+            ["platform", "origin", "partition", "case", "metric"], sort=True):
         results = set(group["result"])
         rows.append({
-            "target": f"{system}:{partition}", "case": case.split(" %repeat=")[0], "metric": metric,
+            "target": f"{platform}:{partition}", "origin": origin, "case": case.split(" %repeat=")[0],
+            "metric": metric,
             "median": group["value"].median(), "min": group["value"].min(), "max": group["value"].max(),
             "n": len(group), "unit": group["unit"].iloc[0], "reference": _reference_text(group),
             "result": "fail" if "fail" in results else "pass",
@@ -53,24 +67,49 @@ def experiment_table(perf):
     for row in rows:
         key = (row["target"], row["case"], row["metric"])
         merged.setdefault(key, row)
-    return list(merged.values())
+    return _user_first(merged.values())
 
 
-def load_runs(results_dir, systems):
+def load_runs(results_dir, systems, examples_dir=None):
+    """Provenance of the user's runs, then of the shipped examples, each with its ``host_class``
+    (``crosstalk.hostclass.from_provenance``), ``origin`` and ``platform``."""
     runs = []
-    for path in sorted(Path(results_dir).glob("*/runs/*/provenance.json")):
-        if systems and path.parent.parent.parent.name not in systems:
-            continue
-        try:
-            runs.append(json.loads(path.read_text()))
-        except json.JSONDecodeError:
-            continue   # already reported by collect
+    for root, origin in ((results_dir, "user"), (examples_dir, "example")):
+        for path in sorted(Path(root).glob("*/runs/*/provenance.json")) if root else ():
+            system = path.parent.parent.parent.name
+            if systems and system not in systems:
+                continue
+            try:
+                prov = json.loads(path.read_text())
+            except json.JSONDecodeError:
+                continue   # already reported by collect
+            host = from_provenance(prov)
+            runs.append({**prov, "run_id": prov.get("run_id", path.parent.name),
+                         "system": prov.get("system", system), "host_class": host, "origin": origin,
+                         "platform": platform_of(prov.get("system", system), host["id"], origin)})
     return runs
 
 
+def platform_table(cases, runs):
+    """One row per platform: system, host class, origin, runs and case results; the user's first."""
+    found = {(r["platform"], r["system"], r["host_class"]["id"], r["host_class"]["label"], r["origin"],
+              r["run_id"]) for r in runs}
+    found |= set(cases[["platform", "system", "host_class", "host_label", "origin", "run_id"]]
+                 .itertuples(index=False, name=None))
+    counts = cases.groupby(["platform", "result"]).size()
+    rows = {}
+    for platform, system, host_class, label, origin, _ in sorted(found):
+        rows[platform] = {"platform": platform, "system": system, "host_class": host_class,
+                          "host_label": label, "origin": origin, "origin_text": ORIGIN_TEXT[origin],
+                          "runs": len({f[5] for f in found if f[0] == platform}),
+                          **{k: int(counts.get((platform, k), 0)) for k in ("pass", "fail", "skip")}}
+    return _user_first(rows.values())
+
+
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
-                 captions=None, extra_sections=None):
-    """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative."""
+                 captions=None, extra_sections=None, examples_dir=None):
+    """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
+    Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart."""
     out = Path(out)
     rel = os.path.relpath(figures_dir, out.parent)
     captions = captions or {}
@@ -83,15 +122,21 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
             "figures": [{**fig, "png": f"{rel}/{fig['id']}.png", "svg": f"{rel}/{fig['id']}.svg",
                          "caption": captions.get(fig["id"], "")} for fig in spec.data.get("figures", [])],
             "table": experiment_table(exp_perf),
-            "not_run": [{"target": f"{c.system}:{c.partition}", "case": c.case, "result": c.result,
-                         "reason": c.reason} for c in exp_cases.itertuples()],
+            "not_run": _user_first({"target": f"{c.platform}:{c.partition}", "origin": c.origin,
+                                    "case": c.case, "result": c.result, "reason": c.reason}
+                                   for c in exp_cases.itertuples()),
         })
-    counts = {k: int((cases.result == k).sum()) for k in ("pass", "fail", "skip")}
+    counts = {origin: {k: int(((cases.origin == origin) & (cases.result == k)).sum())
+                       for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
+    runs = load_runs(results_dir, systems, examples_dir)
+    platforms = platform_table(cases, runs)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number
+    env.filters["citation"] = citation
     html = env.get_template("report.html.j2").render(
-        systems=systems, experiments=experiments, counts=counts, errors=errors,
-        runs=load_runs(results_dir, systems), extra_sections=extra_sections or [],
+        systems=systems or sorted({p["system"] for p in platforms}), experiments=experiments,
+        counts=counts, errors=errors, platforms=platforms, runs=runs,
+        origin_text=ORIGIN_TEXT, extra_sections=extra_sections or [],
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html)
@@ -119,22 +164,40 @@ def discovered_systems(results_dir):
     return sorted(p.parent.name for p in Path(results_dir).glob("*/runs") if p.is_dir())
 
 
-def run_workflow(systems=(), cores=2, extra=(), quiet=True):
-    """Run the Snakemake workflow on results_root(); returns its exit status."""
+def workflow_timeout():
+    """Seconds the Snakemake workflow may take: ``CROSSTALK_REPORT_TIMEOUT``, default 3600."""
+    text = os.environ.get("CROSSTALK_REPORT_TIMEOUT", "3600")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0
+    if not 0 < seconds < float("inf"):
+        raise CrosstalkError(f"CROSSTALK_REPORT_TIMEOUT: {text!r}: give a positive number of seconds")
+    return seconds
+
+
+def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True):
+    """Run the Snakemake workflow on results_root() (and the shipped examples unless
+    ``examples`` is false); returns its exit status. A run longer than :func:`workflow_timeout`
+    is stopped (CrosstalkError)."""
     argv = [str(Path(sys.executable).with_name("snakemake")), *extra, "-s", str(WORKFLOW),
             "-d", str(REPO_ROOT), "--cores", str(cores)]
     if quiet:
         argv += ["--quiet", "rules"]
     # --config takes every following word: it must come last.
-    argv += ["--config", f"results={results_root()}"]
+    argv += ["--config", f"results={results_root()}", f"examples={examples_root() if examples else ''}"]
     if systems:
         argv += [f"systems={json.dumps(list(systems))}"]
-    return subprocess.run(argv).returncode
+    timeout = workflow_timeout()
+    try:
+        return run(argv, timeout, "snakemake").returncode
+    except CrosstalkError as err:
+        raise CrosstalkError(f"report: {err} (CROSSTALK_REPORT_TIMEOUT sets the limit)") from None
 
 
 def _cmd_report(args):
     systems = [s for s in (args.systems or "").split(",") if s]
-    status = run_workflow(systems, args.cores)
+    status = run_workflow(systems, args.cores, examples=not args.no_examples)
     if status == 0:
         root = results_root()
         print(f"crosstalk: report: {root / 'report.html'}")
@@ -147,6 +210,8 @@ def _cmd_report(args):
 
 def register(subparsers):
     p = subparsers.add_parser("report", help="collect runs, fit models, draw figures, write the report")
-    p.add_argument("--systems", help="comma-separated systems (default: every system under results/)")
+    p.add_argument("--systems", help="comma-separated systems (default: every system under results/ and the examples)")
     p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--no-examples", action="store_true",
+                   help="leave out the runs shipped with crosstalk (shown by default as labelled examples)")
     p.set_defaults(func=_cmd_report)

@@ -13,7 +13,9 @@ from crosstalk import REPO_ROOT, __version__, results_root
 from crosstalk.configrender import config_path, render
 from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
+from crosstalk.hostclass import host_class
 from crosstalk.inventory import load_system, resolve_inventory
+from crosstalk.references import calibrate_command, reference_file
 from crosstalk.specs import PROFILES, all_specs
 
 TESTS_DIR = REPO_ROOT / "reframe-tests"
@@ -75,20 +77,35 @@ def provenance(system, profile, specs, run_id, extra=None):
     }
 
 
-def _vcluster_context():
-    """The virtual cluster to run on, brought up if needed, plus its provenance."""
+def _vcluster(inventory):
+    """The virtual cluster an inventory of kind vcluster builds, up (brought up if needed)."""
     from crosstalk.vcluster import VCluster
-    cluster = VCluster.from_inventory(REPO_ROOT / "inventories" / "vcluster")
+    cluster = VCluster.from_inventory(inventory)
     cluster.up()
-    return cluster, {"nodes": list(cluster.nodes), "link_state": cluster.link_state()}
+    if not cluster.visible_on_nodes(results_root()):
+        raise InputError("CROSSTALK_RESULTS_DIR", None,
+                         f"{results_root()} is invisible on the virtual cluster's nodes (each has a "
+                         f"private /tmp and /dev/shm): use a directory under the repository")
+    return cluster
 
 
 def default_system():
-    """The virtual cluster when this user can build it, else this machine alone."""
+    """The embedded virtual cluster when this user can build it, else this machine alone."""
     if os.geteuid() == 0 and shutil.which("unshare") and (REPO_ROOT / "inventories" / "vcluster").is_dir():
         return "vcluster", None
     why = "not root" if os.geteuid() != 0 else "no virtual cluster inventory or no unshare"
     return "local", f"using system 'local' (one node): the virtual cluster needs root ({why})"
+
+
+def reference_note(system, host, run_id, gate):
+    """One line on the references this run is checked against, or how to get some."""
+    path = reference_file(system, host["id"])
+    if path:
+        return f"references: {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}"
+    what = ("--gate fails every value without a reference" if gate else
+            "host-specific values are recorded, not checked (explore mode); sanity checks apply")
+    return (f"no references for {system} on host class {host['id']} ({host['label']}): {what}. "
+            f"To gate here: {calibrate_command(system, [run_id])}")
 
 
 def run(system, profile="quick", experiments=(), gate=False, partitions=(), reframe_args=(),
@@ -97,21 +114,20 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         raise InputError("--profile", None, f"unknown profile {profile!r}")
     inventory = resolve_inventory(system)
     description = load_system(inventory)
+    system = description["name"]
     render(inventory)
     specs = select_experiments(experiments)
     if not specs:
         raise CrosstalkError("no experiment has a ReFrame test module yet")
-    if system == "vcluster" and Path(results_root()).resolve().is_relative_to("/tmp"):
-        raise InputError("CROSSTALK_RESULTS_DIR", None,
-                         f"{results_root()} is invisible on the virtual cluster's nodes (each has a "
-                         f"private /tmp): use a directory under the repository")
+    cluster = _vcluster(inventory) if description["kind"] == "vcluster" else None
+    host = host_class(description.get("network"))
     run_id = new_run_id()
     run_dir = results_root() / system / "runs" / run_id
     run_dir.mkdir(parents=True)
 
-    cluster, extra = (None, {})
-    if system == "vcluster":
-        cluster, extra = _vcluster_context()
+    extra = {"kind": description["kind"], "host_class": host}
+    if cluster is not None:
+        extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state())
     (run_dir / "provenance.json").write_text(
         json.dumps(provenance(system, profile, specs, run_id, extra), indent=2) + "\n")
 
@@ -126,13 +142,16 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     argv += [f"--exec-policy={description.get('exec_policy', 'async')}"]
     argv += ["-r", *reframe_args]
     env = dict(os.environ, CROSSTALK_RUN_DIR=str(run_dir), CROSSTALK_PROFILE=profile,
+               CROSSTALK_HOST_CLASS=host["id"],
                CROSSTALK_STAGE_DIR=str(REPO_ROOT / "build" / "reframe" / system / "stage" / run_id),
                PYTHONUNBUFFERED="1")
-    print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile); "
-          f"results in {run_dir}", file=out, flush=True)
+    note = reference_note(system, host, run_id, gate)
+    print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile), host class "
+          f"{host['id']} ({host['label']}); results in {run_dir}", file=out, flush=True)
+    print(f"crosstalk: {note}", file=out, flush=True)
     if cluster is not None:
         try:
-            proc = cluster.exec("n1", argv, env=env, cwd=str(REPO_ROOT))
+            proc = cluster.exec(cluster.nodes[0], argv, env=env, cwd=str(REPO_ROOT))
         finally:
             # Jobs restore their own changes; this covers killed ones, under the links lock so a
             # job of a concurrent run keeps its shaping.
@@ -142,6 +161,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     else:
         proc = subprocess.run(argv, env=env, cwd=str(REPO_ROOT))
     (run_dir / "exit_status").write_text(f"{proc.returncode}\n")
+    print(f"crosstalk: run {run_id} finished (exit {proc.returncode}); {note}", file=out, flush=True)
     return proc.returncode, run_dir
 
 

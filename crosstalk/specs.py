@@ -11,6 +11,7 @@ import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
+from crosstalk.bibliography import bibliography
 from crosstalk.errors import InputError
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
@@ -100,11 +101,24 @@ def load_spec_file(path):
         raise InputError(path, _field(err), err.message)
     if data["name"] != path.stem:
         raise InputError(path, "name", f"{data['name']!r} must equal the file name {path.stem!r}")
+    papers = bibliography()
+    for i, cite in enumerate(data["citations"]):
+        if cite["paper"] not in papers:
+            raise InputError(path, f"citations.{i}.paper",
+                             f"unknown paper {cite['paper']!r} (known: {', '.join(papers)})")
     metric_names = {m["name"] for m in data["metrics"]}
     for i, fig in enumerate(data.get("figures", [])):
         for metric in fig.get("metrics", []):
             if metric not in metric_names:
                 raise InputError(path, f"figures.{i}.metrics", f"unknown metric {metric!r}")
+    parameters = set(data["profiles"]["quick"]["parameters"])
+    for i, check in enumerate(data.get("portable_checks", [])):
+        for key in ("metric", "above"):
+            if isinstance(check[key], str) and check[key] not in metric_names:
+                raise InputError(path, f"portable_checks.{i}.{key}", f"unknown metric {check[key]!r}")
+        unknown = set(check.get("when", {})) - parameters
+        if unknown:
+            raise InputError(path, f"portable_checks.{i}.when", f"unknown parameter {sorted(unknown)[0]!r}")
     for profile in PROFILES:
         if set(data["profiles"][profile]["parameters"]) != set(data["profiles"]["quick"]["parameters"]):
             raise InputError(path, f"profiles.{profile}.parameters",

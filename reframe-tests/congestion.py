@@ -7,7 +7,6 @@ its first node). The spec's header explains the layout (endpoints sharing shaped
 """
 import json
 import os
-import shlex
 import shutil
 
 import reframe as rfm
@@ -16,12 +15,13 @@ from reframe.core.builtins import (fixture, parameter, performance_function, run
                                    sanity_function)
 
 from crosstalk.models.congestion import congestion_impact
+from crosstalk.models.congestion_layout import canary_count, layout_seed
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.launch import allocate_nodes
-from xtlib.linkcontrol import CROSSTALK, LinkControl
+from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
 from xtlib.records import records, result_value, tool_value
 
@@ -36,11 +36,6 @@ IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper":
 LINKS_AFTER = "links.after"
 
 
-def canary_nodes(fraction, nodes):
-    """Canary node count as xt-congestion (and GPCNeT) computes it: round(fraction x nodes), >= 2."""
-    return max(2, int(fraction * nodes + 0.5))
-
-
 class Shaped(LinkControl):
     """Every host link at the spec's ``link_rate`` for the whole job, checked again at its end
     (the virtual cluster is shared: a restore by another run during the job must not pass unseen).
@@ -52,7 +47,7 @@ class Shaped(LinkControl):
         rate = str(self.setting("link_rate"))
         self.shape_links([f"n{i}" for i in range(1, nodes + 1)], rate=rate)
         self.shaped_bps = parse_rate(rate)
-        show = " ".join(shlex.quote(w) for w in [CROSSTALK, "link", "show", "--json"])
+        show = link_command(self.current_partition, "show", "--json")
         self.postrun_cmds += [f"{show} > {LINKS_AFTER} 2>&1 || true"]
 
     @sn.deferrable
@@ -143,7 +138,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             self.layout = "nodes"
             gnodes = self.hosts
         fraction = float(self.setting("canary_fraction", 0.2))
-        need = canary_nodes(fraction, gnodes) + 2 * len(kinds)
+        need = canary_count(fraction, gnodes) + 2 * len(kinds)
         self.skip_if(gnodes < need,
                      f"congestors={self.congestors} needs {need} GPCNeT nodes (>= 2 canary nodes and >= 2 "
                      f"per congestor); layout {self.layout} gives {gnodes}")
@@ -153,10 +148,16 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > self.current_partition.processor.num_cpus,
                          f"{self.num_tasks_per_node} ranks per host > {self.current_partition.processor.num_cpus} "
                          f"cores: Slurm would not place them")
+        seed = int(self.setting("seed", 1))
+        if self.layout == "shared-links":
+            # The spec's seed, or the next one that puts canaries on two hosts and the incast root
+            # on a canary host for this many hosts (crosstalk.models.congestion_layout).
+            seed = layout_seed(seed, gnodes, self.hosts, fraction, kinds)
+            self.skip_if(seed is None, f"no seed puts the canaries on two of {self.hosts} hosts")
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
             "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
-            "--canary-fraction", str(fraction), "--seed", str(self.setting("seed", 1)), "--ppn", str(ppn)]
+            "--canary-fraction", str(fraction), "--seed", str(seed), "--ppn", str(ppn)]
         if self.layout != "nodes":
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
             self.executable_opts.append("--allow-shared-nodes")
@@ -188,7 +189,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         hosts = {item.split("#")[0] for item in info[0].get("nodes_canary", "").split(",") if item}
         if len(hosts) < 2:
             raise sn.SanityError(f"canary endpoints all on {hosts}: their traffic never crossed a link "
-                                 f"(change the seed)")
+                                 f"(xt-congestion's layout differs from congestion_layout's)")
         return True
 
     @sanity_function

@@ -3,6 +3,8 @@
 Each figure id (listed in an experiment spec under ``figures``) maps to a function
 ``fn(perf, systems) -> (Figure, caption)`` registered with ``@figure(id)``; ``perf`` is the tidy
 table from ``crosstalk.ingest``. One module per experiment (or paper) holds its figures.
+``systems`` selects by system; series are drawn per ``target`` (platform:partition, see
+:func:`with_target`), so two host classes, or a shipped example and a user's run, never share one.
 """
 import json
 
@@ -12,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from crosstalk import examples_root, results_root  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
 FIGURES = {}
@@ -40,6 +43,22 @@ def summarise(df, by):
     return g.agg(median="median", low="min", high="max", n="count").reset_index()
 
 
+#: Columns that keep a figure's series apart (``with_target`` labels them).
+SERIES = ["platform", "origin", "system", "partition"]
+
+
+def with_target(df):
+    """``df`` with ``target`` = platform:partition (``vcluster@81abe5a2 (example):mpi``): the label
+    of a series, saying which system, host class and origin it is."""
+    return df.assign(target=df["platform"] + ":" + df["partition"])
+
+
+def run_path(row):
+    """The directory of the run a table row came from: the user's results or the shipped examples."""
+    root = examples_root() if row.origin == "example" else results_root()
+    return root / row.system / "runs" / row.run_id
+
+
 def no_data(ax, what):
     ax.text(0.5, 0.5, f"no local data for {what} yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_axis_off()
@@ -52,12 +71,10 @@ def experiment_cases(perf, experiment, systems):
         df = df[df.system.isin(systems)]
     if df.empty:
         return df
-    wide = df.pivot_table(index=["system", "partition", "case", "run_id", "sample", "params"],
+    wide = df.pivot_table(index=SERIES + ["case", "run_id", "sample", "params"],
                           columns="metric", values="value", aggfunc="first").reset_index()
     params = pd.DataFrame(list(wide["params"].map(json.loads)), index=wide.index)
-    wide = pd.concat([wide, params], axis=1)
-    wide["target"] = wide["system"] + ":" + wide["partition"]
-    return wide
+    return with_target(pd.concat([wide, params], axis=1))
 
 
 def draw(fig_id, perf, systems, png, svg):

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crosstalk import results_root
-from crosstalk.figures import figure, no_data, plt, read_paper_csv
+from crosstalk.figures import SERIES, figure, no_data, plt, read_paper_csv, run_path, with_target
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 
 EXPERIMENT = "active-probing"
@@ -32,14 +31,12 @@ def cases(perf, systems):
         return df
     # ReFrame --repeat N sessions can arrive with the same session number: number the rows of each
     # case and metric in order, so one job's metrics stay together and repeats stay apart.
-    key = ["system", "partition", "environ", "case", "run_id", "session", "params"]
+    key = SERIES + ["environ", "case", "run_id", "session", "params"]
     df = df.assign(job=df.groupby(key + ["metric"]).cumcount())
     wide = df.pivot_table(index=key + ["job"],
                           columns="metric", values="value", aggfunc="first").reset_index()
     wide["load"] = wide["params"].map(lambda p: json.loads(p).get("load"))
-    wide = wide.dropna(subset=["load"])
-    wide["target"] = wide["system"] + ":" + wide["partition"]
-    return wide
+    return with_target(wide.dropna(subset=["load"]))
 
 
 def load_order(loads):
@@ -98,9 +95,8 @@ def probe_samples(wide, target, load, which="rfm_job.out"):
     (``which``: the loaded probe, or ``idle_probe.out`` for the same jobs' idle-fabric runs)."""
     rows = wide[(wide["target"] == target) & (wide["load"] == load)]
     values = []
-    for row in rows.drop_duplicates(["system", "run_id", "case", "partition"]).itertuples():
-        run_dir = results_root() / row.system / "runs" / row.run_id
-        out = _report_dirs(str(run_dir)).get((row.case, row.partition))
+    for row in rows.drop_duplicates(["origin", "system", "run_id", "case", "partition"]).itertuples():
+        out = _report_dirs(str(run_path(row))).get((row.case, row.partition))
         if out is not None:
             values += _read_half_rtts(out / which)
     return np.asarray(values, dtype=float)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import figure, no_data, plt, read_paper_csv
+from crosstalk.figures import SERIES, figure, no_data, plt, read_paper_csv, with_target
 from crosstalk.models.congestion import app_impact, table2_impacts
 
 EXPERIMENT = "congestion"
@@ -27,12 +27,10 @@ def samples(perf, systems, test_prefix):
         df = df[df.system.isin(systems)]
     if df.empty:
         return df
-    wide = df.pivot_table(index=["system", "partition", "case", "run_id", "session", "time", "params"],
+    wide = df.pivot_table(index=SERIES + ["case", "run_id", "session", "time", "params"],
                           columns="metric", values="value", aggfunc="first").reset_index()
     params = pd.DataFrame(list(wide["params"].map(json.loads)), index=wide.index)
-    wide = pd.concat([wide, params], axis=1)
-    wide["target"] = wide["system"] + ":" + wide["partition"]
-    return wide
+    return with_target(pd.concat([wide, params], axis=1))
 
 
 def _medians(cases, by, metrics):
@@ -81,7 +79,7 @@ def gpcnet_table2(perf, systems):
     fig.suptitle("GPCNeT Table 2 (paper systems) and measured here (shaded; median over repeats)", fontsize=11)
     fig.tight_layout()
     layouts = sorted({t for t in cases["target"]}) if not cases.empty else []
-    notes = "; ".join(f"{t}: {LAYOUT.get(t.split(':')[0], 'endpoints sharing shaped host links')}" for t in layouts)
+    notes = "; ".join(f"{t}: {LAYOUT.get(t.split('@')[0], 'endpoints sharing shaped host links')}" for t in layouts)
     return fig, ("Canary tests of xt-congestion (random-ring latency 8 B, random-ring BW+Sync 128 KiB, "
                  "Allreduce 8 B) isolated and with the congestors running: average and 99th percentile "
                  "(bandwidth 99% = the slow tail). Local rows are per congestor set (the paper's rows "

@@ -1,5 +1,5 @@
 """STREAM Triad (spec: stream)."""
-from crosstalk.figures import figure, no_data, params_of, plt, read_paper_csv, summarise
+from crosstalk.figures import figure, no_data, params_of, plt, read_paper_csv, summarise, with_target
 
 
 @figure("stream_triad")
@@ -16,8 +16,7 @@ def stream_triad(perf, systems):
         no_data(ax_local, "STREAM Triad")
     else:
         df["threads"] = params_of(df).map(lambda p: int(p["threads"]))
-        df["target"] = [f"{s}:{p}" for s, p in zip(df.system, df.partition)]
-        stats = summarise(df, ["target", "threads"])
+        stats = summarise(with_target(df), ["target", "threads"])
         for target, part in stats.groupby("target"):
             part = part.sort_values("threads")
             yerr = [part["median"] - part["low"], part["high"] - part["median"]]
@@ -32,7 +31,7 @@ def stream_triad(perf, systems):
         ax_local.set_title("Measured here (median over repeats, bars: min-max)")
         ax_local.legend(fontsize=8)
         ax_local.grid(alpha=0.3)
-    names = list(paper["machine"]) + [f"{t} (local)" for t, _ in local_best]
+    names = list(paper["machine"]) + [f"{t} (measured)" for t, _ in local_best]
     values = list(paper["triad_no_rdma_GBps"]) + [v for _, v in local_best]
     colors = ["#9aa5b1"] * len(paper) + ["#d9480f"] * len(local_best)
     ax_paper.barh(names, values, color=colors)

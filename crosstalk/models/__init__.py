@@ -6,6 +6,6 @@ can say which numbers are modelled and by which equation.
 
 
 def modelled(metric, value, unit, source, **params):
-    """One tidy record for a derived (not measured) value; ``source`` cites seed + equation."""
+    """One tidy record for a derived (not measured) value; ``source`` cites paper + equation."""
     return {"metric": metric, "value": float(value), "unit": unit, "stat": "model",
             "modelled": True, "source": source, **params}

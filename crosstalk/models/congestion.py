@@ -1,4 +1,4 @@
-"""GPCNeT congestion impact (Chunduri et al. SC19, seed 002_e2437a4875bd395d.txt, §5.2 Eq 1-3).
+"""GPCNeT congestion impact (Chunduri et al. SC19 [chunduri2019], §5.2 Eq 1-3).
 
 Eq 1 latency: CI_l = l_congested / l_isolated.  Eq 2 bandwidth: CI_b = b_isolated / b_congested.
 Both are >= 1 when congestion hurts. Two baselines are in use and must be labelled:
@@ -11,7 +11,7 @@ Both are >= 1 when congestion hurts. Two baselines are in use and must be labell
 """
 from crosstalk.models import modelled
 
-SOURCE = "Chunduri et al. SC19 (seed 002) Eq 1-2"
+SOURCE = "Chunduri et al. SC19 Eq 1-2"
 DEFINITIONS = {
     # name: (loaded stat, isolated stat) for the mean and the tail CI
     "tool": {"avg": ("avg", "avg"), "p99": ("p99", "p99")},

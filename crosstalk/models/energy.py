@@ -1,4 +1,4 @@
-"""Energy models of SAND2012-1750 (seed 004_572efb7a9e482c1f.txt, ch. 6).
+"""Energy models of Barrett et al. SAND2012-1750 [sand2012], ch. 6.
 
 - Eq 6.1 chip power: P = A C V^2 f + t A V I_short f + V I_leak.
 - Eq 6.2 total energy: (E_cpu + E_network + E_memory) x nodes; E_cpu measured per node,
@@ -11,7 +11,7 @@ from crosstalk.models import modelled
 
 NETWORK_W_FULL = 25.0
 MEMORY_W = 20.0
-SOURCE_62 = "SAND2012-1750 (seed 004) Eq 6.2"
+SOURCE_62 = "Barrett et al. SAND2012-1750 Eq 6.2"
 
 
 def chip_power(a, c, v, f, t=0.0, i_short=0.0, i_leak=0.0):
@@ -56,7 +56,7 @@ def edp_from_pct(rt_pct, e_pct, w=1):
 
 def edp_records(rt_pct, e_pct):
     """Normalised E, T and E*T^w for w = 1..3 as modelled records (one configuration)."""
-    src = "SAND2012-1750 (seed 004) §6.4 Fig 6.2"
+    src = "Barrett et al. SAND2012-1750 §6.4 Fig 6.2"
     out = [modelled("energy_normalised", 1 + e_pct / 100.0, "x", src),
            modelled("runtime_normalised", 1 + rt_pct / 100.0, "x", src)]
     out += [modelled(f"edp_w{w}", edp_from_pct(rt_pct, e_pct, w), "x", src, w=w) for w in (1, 2, 3)]

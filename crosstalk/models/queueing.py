@@ -1,4 +1,4 @@
-"""Casas & Bronevetsky, active probing of switch contention (seed 003_039c9161c8c2670d.txt).
+"""Casas & Bronevetsky, active probing of switch contention [casas-bronevetsky].
 
 Probe (ImpactB) latencies summarise how much of a switch a workload uses; CompressionB
 configurations C_i with known probe latencies and known victim slowdowns form the training set.
@@ -22,7 +22,7 @@ import pandas as pd
 
 from crosstalk.models import modelled
 
-SOURCE = "Casas & Bronevetsky (seed 003) §4.2 Eq 1-3"
+SOURCE = "Casas & Bronevetsky §4.2 Eq 1-3"
 
 #: §3.2 / §4.3: the 40 CompressionB configurations (partners P, sleep cycles B, messages M) of the
 #: default training set, 18 nodes x 2 processes per switch, 40 KB messages.

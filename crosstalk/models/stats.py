@@ -1,6 +1,6 @@
 """Run-to-run statistics and the regression gate of ``crosstalk compare``.
 
-Not from one paper: GPCNeT (seed 002 §3) and Groves 2017 (seed 000 §2.2) both report medians or
+Not from one paper: GPCNeT (Chunduri et al. SC19 §3) and Groves 2017 §2.2 both report medians or
 tails over repeats because HPC network timings are skewed, so we use rank statistics: median,
 percentile-bootstrap CI of the median, coefficient of variation, and a one-sided Mann-Whitney U
 test plus a minimum relative effect for comparing two sets of repeats.

@@ -1,4 +1,4 @@
-"""Network-induced memory contention (NiMC), Groves 2017 (seed 000_3737fd64d80fa8c6.txt, §2.2).
+"""Network-induced memory contention (NiMC), Groves 2017 [groves2017], §2.2.
 
 - Fig 2.21(b) / "Throttling": least-squares line of STREAM bandwidth vs injected RDMA bandwidth;
   -slope = memory bytes lost per injected byte (paper: 14 for DRAM, 22 for LLC).
@@ -11,7 +11,7 @@ from scipy import stats
 
 from crosstalk.models import modelled
 
-SOURCE = "Groves 2017 (seed 000) §2.2, Fig 2.21(b)"
+SOURCE = "Groves 2017 §2.2, Fig 2.21(b)"
 
 
 def fit_bandwidth_loss(rdma_bw, mem_bw, confidence=0.95):

@@ -6,7 +6,7 @@ column, plus ``test`` (printed name), ``msg_bytes``, ``condition`` (``isolated``
 ``role`` (``canary``/``congestor``), ``during`` (verbose: the canary test a congested table belongs
 to), ``tool``, ``version``, ``ranks``, ``nodes`` (and ``network_nodes``, ``congestor_nodes``).
 The Key Results table gives ``metric`` = ``<slug>_ci``, unit ``x``, ``condition="impact"`` and
-``definition="tool"``: loaded / isolated of the same statistic (Chunduri et al. SC19, seed 002, Eq 1-2).
+``definition="tool"``: loaded / isolated of the same statistic (Chunduri et al. SC19, Eq 1-2).
 Bandwidth ``p99`` is the slow tail, so it is usually below ``avg``.
 ``parse_histogram`` reads the verbose build's latency histograms (``*.dat``).
 """

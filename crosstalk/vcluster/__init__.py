@@ -27,9 +27,26 @@ from pathlib import Path
 
 import yaml
 
+from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
 
 BENCH_NET = ipaddress.ip_network("198.18.0.0/15")
+#: What each node has of its own, as a real node has: /tmp (PMIx appdirs collide otherwise) and
+#: /dev/shm (Open MPI's shared-memory segments).
+NODE_PRIVATE = ("/tmp", "/dev/shm")
+#: The node anchor: hostname, private /tmp and /dev/shm, /etc/hosts naming the nodes. Host paths
+#: under /tmp that every node must see (a checkout under /tmp) are bind-mounted aside first and
+#: moved back on top of the private /tmp. Arguments: PIDFILE NODE HOSTS HOLD [PATH...].
+NODE_ANCHOR = r"""
+pidfile=$1 node=$2 hosts=$3 hold=$4; shift 4
+hostname "$node" || exit 1
+i=0; for p in "$@"; do i=$((i+1)); mkdir -p "$hold/$i" && mount --bind "$p" "$hold/$i" || exit 1; done
+mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -t tmpfs -o mode=1777 tmpfs /dev/shm || exit 1
+i=0; for p in "$@"; do i=$((i+1)); mkdir -p "$p" && mount --move "$hold/$i" "$p" || exit 1; done
+mount --bind "$hosts" /etc/hosts && echo $$ > "$pidfile" && exec sleep infinity
+"""
+#: Seconds any one tool (ip, tc, munged, slurm daemons, sinfo, ...) may take before it is an error.
+TOOL_TIMEOUT = 60
 MAX_NODES = 16
 DEFAULT_WIDTHS = {"4X": 1.0, "2X": 0.5, "1X": 0.25}
 RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$")
@@ -111,8 +128,11 @@ def _wait_gone(pids, timeout):
     return [p for p in pids if _pid_alive(p)]
 
 
-def _run(argv, stdin=None, check=True):
-    out = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+def _run(argv, stdin=None, check=True, timeout=TOOL_TIMEOUT):
+    try:
+        out = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CrosstalkError(f"vcluster: {' '.join(argv[:6])}: did not finish within {timeout} s") from None
     if check and out.returncode != 0:
         raise CrosstalkError(f"vcluster: {' '.join(argv[:6])}...: "
                              f"{(out.stderr or out.stdout).strip().splitlines()[-1:]}")
@@ -149,6 +169,22 @@ def _load_yaml(path):
         raise InputError(path, "", f"not valid YAML ({err.__class__.__name__})") from None
 
 
+def _system_name(inventory):
+    """``crosstalk_system.name`` from the inventory's ``group_vars/all`` (the cluster is named after
+    the system it models; read directly: ``crosstalk link`` runs in every shaped job)."""
+    all_vars = inventory / "group_vars" / "all"
+    for path in sorted(all_vars.glob("*.y*ml")) if all_vars.is_dir() else []:
+        system = _load_yaml(path).get("crosstalk_system")
+        if isinstance(system, dict) and system.get("name"):
+            return str(system["name"])
+    return None
+
+
+def _under(path, roots):
+    path = Path(path).resolve()
+    return any(path.is_relative_to(root) for root in roots)
+
+
 class VCluster:
     """One virtual cluster. Create with :meth:`from_inventory`."""
 
@@ -168,6 +204,12 @@ class VCluster:
                                          f"{n}: vcluster_link_rate") for n in self.nodes}
         self.addresses = {n: str(self.subnet.network_address + i + 1)
                           for i, n in enumerate(self.nodes)}
+        # The checkout must be seen by every node: ReFrame, job scripts and results live in it.
+        self.shared_paths = [str(REPO_ROOT)] if _under(REPO_ROOT, NODE_PRIVATE) else []
+
+    def visible_on_nodes(self, path):
+        """Whether the nodes see ``path`` as the host does (their /tmp and /dev/shm are their own)."""
+        return not _under(path, NODE_PRIVATE) or _under(path, self.shared_paths)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -190,7 +232,8 @@ class VCluster:
             if n != f"n{i}":
                 raise InputError(hosts_path, f"vcluster_nodes.hosts.{n}",
                                  f"nodes must be named n1..nN in order (expected n{i})")
-        name = overrides.pop("name", None) or gv.get("vcluster_name", "vcluster")
+        default_name = gv.get("vcluster_name") or _system_name(inv) or "vcluster"
+        name = overrides.pop("name", None) or default_name
         if not re.match(r"^[a-z][a-z0-9_-]{0,11}$", str(name)):
             raise InputError(gv_path, "vcluster_name", f"{name!r}: use [a-z][a-z0-9_-], <= 12 chars")
         sub_override = overrides.pop("subnet", None)
@@ -232,7 +275,7 @@ class VCluster:
             link_rate = _checked_rate(gv.get("vcluster_link_rate", "1gbit"), gv_path,
                                       "vcluster_link_rate")
         state_dir = overrides.pop("state_dir", None) or (
-            gv.get("vcluster_state_dir") if name == gv.get("vcluster_name", "vcluster") else None)
+            gv.get("vcluster_state_dir") if name == default_name else None)
         cap = overrides.pop("injection_cap", None)
         if cap:
             parse_rate(cap, "injection_cap")
@@ -380,8 +423,7 @@ class VCluster:
         for tool in ("unshare", "nsenter", "ip", "tc", "munged", "slurmctld", "slurmd", "sinfo"):
             if not shutil.which(tool):
                 raise CrosstalkError(f"vcluster: {tool} not found on PATH")
-        probe = subprocess.run(["unshare", "--net", "--uts", "--mount", "true"],
-                               capture_output=True, text=True)
+        probe = _run(["unshare", "--net", "--uts", "--mount", "true"], check=False)
         if probe.returncode != 0:
             raise CrosstalkError("vcluster: namespaces not permitted here: "
                                  + (probe.stderr.strip() or "unshare failed"))
@@ -389,7 +431,8 @@ class VCluster:
     def _config(self):
         return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
                 "link_rate": self.link_rate, "node_rates": self.node_rates,
-                "injection_cap": self.injection_cap, "slurm": self.slurm}
+                "injection_cap": self.injection_cap, "slurm": self.slurm,
+                "shared_paths": self.shared_paths}
 
     def up(self):
         """Build the cluster, or repair what is missing. Returns the list of changes made
@@ -430,6 +473,8 @@ class VCluster:
                 self._wire(n)
                 self._shape(n, links[n]["rate_bps"])
                 changes.append(f"node {n}")
+        if any(c.startswith("node ") for c in changes):
+            self._pin_neighbours()
         if self._daemon_pid("munged") is None:
             self._start_munged()
             changes.append("munged")
@@ -457,16 +502,14 @@ class VCluster:
             script = 'echo $$ > "$1"; exec sleep infinity'
             argv = ["unshare", "--net", "--", "sh", "-c", script, "anchor", str(pidfile)]
         else:
-            # private /tmp (PMIx appdirs collide otherwise) and /dev/shm (Open MPI's shared-memory
-            # segments, as on a real node), and an /etc/hosts naming the nodes
-            script = ('hostname "$2" && mount -t tmpfs -o mode=1777 tmpfs /tmp && '
-                      'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && '
-                      'mount --bind "$3" /etc/hosts && echo $$ > "$1" && exec sleep infinity')
+            hold = self.state / "nodes" / f"{node}.hold"
             argv = ["unshare", "--net", "--uts", "--mount", "--propagation", "private", "--",
-                    "sh", "-c", script, "anchor", str(pidfile), node, str(self.state / "hosts")]
+                    "sh", "-c", NODE_ANCHOR, "anchor", str(pidfile), node, str(self.state / "hosts"),
+                    str(hold), *self.shared_paths]
         # setsid --fork: the anchor is reparented away from us (no zombies in long sessions)
         subprocess.run(["setsid", "--fork", *argv], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                       timeout=TOOL_TIMEOUT)
         pid = self._wait_pidfile(pidfile, f"namespace anchor for {node}")
         deadline = time.monotonic() + 5
         while _comm(pid) != "sleep" and time.monotonic() < deadline:   # sh has not exec'd yet
@@ -510,6 +553,20 @@ class VCluster:
                                   f"addr add {self.addresses[node]}/{self.subnet.prefixlen} dev eth0",
                                   "link set eth0 up"])
 
+    def _pin_neighbours(self):
+        """Permanent ARP entries for every other node, as on a fabric with static addressing: with
+        ARP, a node starved of CPU (2 cores, 12 ranks) lets resolution fail, connect() returns
+        EHOSTUNREACH and Open MPI 4.1.4's TCP BTL crashes in MPI_Init (3 of 6 srun jobs under load
+        before, 0 of 8 after)."""
+        macs = {}
+        for n in self.nodes:
+            out = _run(["nsenter", "-t", str(self.anchor_pid(n)), "-n", "ip", "-j", "link", "show",
+                        "eth0"])
+            macs[n] = json.loads(out.stdout)[0]["address"]
+        for n in self.nodes:
+            self._netcmd(n, "ip", [f"neigh replace {self.addresses[m]} lladdr {macs[m]} dev eth0 "
+                                   f"nud permanent" for m in self.nodes if m != n] or ["neigh flush all"])
+
     def _shape(self, node, bps):
         """tbf both ways: node egress (capped by the injection limit) and the switch port."""
         egress = min(bps, self.injection_cap) if self.injection_cap else bps
@@ -530,7 +587,7 @@ class VCluster:
     def _start_slurm_daemon(self, node, argv, pidfile):
         # the daemons fork into the background and write their own PID files
         out = subprocess.run(self._enter(node, argv, wd="/"), capture_output=True, text=True,
-                             env={**os.environ, **self.env()})
+                             env={**os.environ, **self.env()}, timeout=TOOL_TIMEOUT)
         if out.returncode != 0:
             raise CrosstalkError(f"vcluster {self.name}: {argv[0]} on {node} failed: "
                                  f"{out.stderr.strip()[-300:]}")
@@ -540,7 +597,7 @@ class VCluster:
     def sinfo(self):
         """{node: state} as Slurm sees it ('idle', 'down*', ...)."""
         out = self.exec(self.nodes[0], ["sinfo", "-h", "-N", "-o", "%N %t"],
-                        capture_output=True, text=True, cwd="/")
+                        capture_output=True, text=True, cwd="/", timeout=TOOL_TIMEOUT)
         return dict(line.split() for line in out.stdout.splitlines() if line.strip())
 
     def _wait_slurm_ready(self, timeout=60):
@@ -557,7 +614,8 @@ class VCluster:
             down = [n for n, s in bad.items() if s in ("down", "drain", "drng", "fail")]
             if down:
                 self.exec(self.nodes[0], ["scontrol", "update", f"nodename={','.join(down)}",
-                                          "state=resume"], capture_output=True, cwd="/")
+                                          "state=resume"], capture_output=True, cwd="/",
+                          timeout=TOOL_TIMEOUT)
             time.sleep(0.2)
         raise CrosstalkError(f"vcluster {self.name}: Slurm nodes not ready after {timeout} s: "
                              f"{states} (logs: {self.state / 'log'})")

@@ -1,17 +1,24 @@
 """The mixin every crosstalk experiment test derives from.
 
-It ties a ReFrame test to its spec (profile settings, time limit, tags) and to the per-system
-reference file ``references/<system>.yaml`` (ReFrame's external ``$ref``). A system without that
-file, or without an entry for a test, runs in explore mode (values recorded, nothing checked).
+It ties a ReFrame test to its spec (profile settings, time limit, tags) and to the references of
+its system on this host class (``references/<system>/<host-class>.yaml``, else the system-wide
+``references/<system>.yaml``; ReFrame's external ``$ref``). Without either, or without an entry for
+a test, the test runs in explore mode (values recorded, not checked against a reference); its
+sanity checks, which follow from the setup and not from the hardware, always apply.
 Gate mode is ReFrame's own ``-S require_reference=true``: a missing reference then fails.
 """
+import functools
 import os
 import shlex
 
 import reframe as rfm
+import reframe.utility.osext as osext
+import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 
-from crosstalk import references_dir
+from crosstalk.hostclass import host_class
+from crosstalk.portable import applies, violation
+from crosstalk.references import reference_file
 from crosstalk.specs import current_profile, load_spec
 from xtlib.launch import container_image
 
@@ -48,8 +55,34 @@ class XtExperiment(rfm.RegressionTestPlugin):
             self.container_platform.command = " ".join(
                 shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
 
+    @run_after("sanity")
+    def check_portable_directions(self):
+        """The spec's ``portable_checks`` of this case: an effect's direction that follows from the
+        setup, enforced on every host, with or without references."""
+        caps = self.current_partition.extras.get("capabilities", {})
+        params = {name: getattr(self, name) for name in self.spec.profile()["parameters"]}
+        for check in self.spec.data.get("portable_checks", []):
+            if applies(check, params, caps):
+                reason = violation(check, self._case_value)
+                if reason:
+                    raise sn.SanityError(reason)
+
+    def _case_value(self, metric):
+        if metric not in self.perf_variables:
+            raise sn.SanityError(f"portable check: {metric} is not a performance variable of this test")
+        with osext.change_dir(self.stagedir):     # as ReFrame evaluates them: paths are relative
+            return float(sn.evaluate(self.perf_variables[metric]))
+
     @run_after("setup")
     def use_system_references(self):
-        ref_file = os.path.join(references_dir(), f"{self.current_system.name}.yaml")
-        if os.path.exists(ref_file):
+        extras = self.current_partition.extras
+        ref_file = reference_file(self.current_system.name,
+                                  this_host_class(extras.get("fabric"), extras.get("link_rate")))
+        if ref_file:
             self.reference = {"$ref": os.path.relpath(ref_file, self.prefix)}
+
+
+@functools.lru_cache(maxsize=None)
+def this_host_class(fabric, link_rate):
+    """This host's class, as ``crosstalk run`` computes it (which exports it, pinned, to ReFrame)."""
+    return host_class({"fabric": fabric, "link_rate": link_rate})["id"]

@@ -195,3 +195,19 @@ def test_congestors_sharing_shaped_links_slow_the_canary(bench_bin, shaped_clust
     print(f"rr_bw_sync congestion impact at 50 Mbit/s: {ci}")
     assert ci["ci_avg_over_avg"] >= 1.0, ci
     assert ci["ci_p99_over_p99"] >= 1.0, ci
+
+
+@pytest.mark.parametrize("seed", [5, 7, 341])
+def test_layout_planner_predicts_the_kernels_shuffle(bench_bin, mpi_env, seed):
+    """crosstalk.models.congestion_layout (which picks the seed for a cluster's size) must place
+    canaries and roots exactly where xt-congestion does: same shuffle, same role assignment."""
+    from crosstalk.models.congestion_layout import CONGESTORS, layout
+    records = run_ok(bench_bin / KERNEL, 10, mpi_env, *SHARED, "--seed", str(seed))
+    info = next(r for r in records if r["type"] == "info")
+    plan = layout(seed, 10, 5, 0.2, CONGESTORS)
+
+    def ids(group):
+        return [int(item.split("#")[1]) for item in info[f"nodes_{group}"].split(",")]
+    assert ids("canary") == plan["canaries"]
+    for congestor in CONGESTORS:
+        assert ids(congestor)[0] == plan["roots"][congestor]

@@ -1,26 +1,27 @@
 """The Snakemake analysis for real, on run directories committed from real runs: the local STREAM
-runs in tests/fixtures/runs and the virtual cluster's quick-suite runs that its references were
-calibrated from (results/vcluster/runs, named in reframe-tests/references/vcluster.yaml). Every
-figure the specs list is drawn, the report is written, the two systems are drawn side by side, and
-the workflow passes `snakemake --lint`."""
+runs in tests/fixtures/runs as the user's, and the virtual cluster's quick-suite runs shipped as
+examples (examples/vcluster/runs, the references' calibration evidence), which the pipeline finds by
+itself; one of them is also copied into the results as if the user had run it. Every figure the
+specs list is drawn, the report is written, the systems and host classes are drawn side by side with
+the examples kept apart, and the workflow passes `snakemake --lint`."""
+import json
 import shutil
 import subprocess
 
+import pandas as pd
 import pytest
-import yaml
 
+from crosstalk import examples_root
+from crosstalk.cli import main
 from crosstalk.figures import FIGURES
-from crosstalk.report import WORKFLOW, figure_ids
+from crosstalk.hostclass import from_provenance
+from crosstalk.report import WORKFLOW, experiment_table, figure_ids
 from xt_testing import REPO, tool_env, venv_tool
 
 FIXTURES = REPO / "tests" / "fixtures" / "runs"
-VCLUSTER_REFS = REPO / "reframe-tests" / "references" / "vcluster.yaml"
-
-
-def calibration_runs():
-    """The committed virtual-cluster runs the references came from."""
-    calibration = yaml.safe_load(VCLUSTER_REFS.read_text())["crosstalk_calibration"]
-    return sorted({run for entry in calibration.values() for run in entry["runs"]})
+#: The shipped example with the most test cases, copied into the results as a user's run.
+COPIED = max(examples_root().glob("vcluster/runs/*/report.json"), key=lambda p: p.stat().st_size).parent
+HOST_CLASS = from_provenance(json.loads((COPIED / "provenance.json").read_text()))["id"]
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,7 @@ def analysed(tmp_path_factory):
     for system_dir in FIXTURES.iterdir():
         if system_dir.is_dir():
             shutil.copytree(system_dir, results / system_dir.name)
-    for run in calibration_runs():
-        shutil.copytree(REPO / run, results / "vcluster" / "runs" / (REPO / run).name,
-                        ignore=shutil.ignore_patterns("output", "stage"))
+    shutil.copytree(COPIED, results / "vcluster" / "runs" / COPIED.name)
     env = dict(tool_env(), CROSSTALK_RESULTS_DIR=str(results))
     proc = subprocess.run([venv_tool("crosstalk"), "report"], capture_output=True, text=True, env=env,
                           timeout=900)
@@ -44,12 +43,15 @@ def test_every_listed_figure_has_a_drawing_function():
 
 
 def test_every_experiment_of_the_virtual_cluster_is_collected(analysed):
-    import pandas as pd
     from crosstalk.specs import all_specs
     table = pd.read_parquet(analysed / "table.parquet")
     vc = table[table.system == "vcluster"]
     assert set(vc.experiment) == {spec.name for spec in all_specs()}
     assert set(vc.partition) == {"mpi", "slurm"}
+    examples = {p.name for p in examples_root().glob("vcluster/runs/*")}
+    assert set(vc[vc.origin == "example"].run_id) == examples
+    assert set(table[table.origin == "user"].run_id) == {COPIED.name} | {
+        p.name for p in FIXTURES.glob("*/runs/*")}
 
 
 def test_every_figure_and_the_reports(analysed):
@@ -61,18 +63,67 @@ def test_every_figure_and_the_reports(analysed):
         assert f"figures/{fig}.png" in page
     for system in ("local", "vcluster"):
         assert (analysed / system / "report.html").exists()
-    assert "local:default" in page and "vcluster:slurm" in page and "vcluster:mpi" in page
+    table = pd.read_parquet(analysed / "table.parquet")
+    for platform, partition in set(zip(table.platform, table.partition)):
+        assert f"{platform}:{partition}</td>" in page
+    assert f"vcluster@{HOST_CLASS} (example):mpi" in (analysed / "vcluster" / "report.html").read_text()
     assert "4 threads &gt; 2 cores" in page          # skip reasons reach the report
 
 
+def test_an_example_copied_as_a_users_run_stays_apart(analysed):
+    """The same run as the user's and as a shipped example: two platforms, never pooled."""
+    table = pd.read_parquet(analysed / "table.parquet")
+    copied = table[table.run_id == COPIED.name]
+    mine, shipped = copied[copied.origin == "user"], copied[copied.origin == "example"]
+    assert set(mine.platform) == {f"vcluster@{HOST_CLASS}"}
+    assert set(shipped.platform) == {f"vcluster@{HOST_CLASS} (example)"}
+    assert len(mine) == len(shipped) > 0
+    rows = experiment_table(table)
+    assert all(("(example):" in r["target"]) == (r["origin"] == "example") for r in rows)
+    # The user's rows are exactly what the user's runs alone give: no example value is pooled in.
+    mine_alone = pd.DataFrame(experiment_table(table[table.origin == "user"]))
+    assert pd.DataFrame([r for r in rows if r["origin"] == "user"]).equals(mine_alone)   # NaN == NaN
+
+
+def test_the_report_labels_the_examples_and_counts_them_apart(analysed):
+    page = (analysed / "report.html").read_text()
+    cases = pd.read_parquet(analysed / "cases.parquet")
+    mine = cases[cases.origin == "user"]
+    top = page[:page.index("<h2", page.index('id="platforms"') + 1)]
+    assert (f"your runs: {mine.run_id.nunique()} &middot;" in top
+            and f"{(mine.result == 'pass').sum()} passed</span>" in top)
+    shipped = cases[cases.origin == "example"]
+    assert f"{shipped.run_id.nunique()} runs shipped with crosstalk" in top
+    assert f"{(shipped.result == 'pass').sum()} passed," in top
+    platforms = top[top.index('id="platforms"'):]
+    user_row = platforms.index(f"<td>vcluster@{HOST_CLASS}</td>")
+    example_row = platforms.index(f"<td>vcluster@{HOST_CLASS} (example)</td>")
+    assert platforms.index("<td>local@") < example_row and user_row < example_row   # user first
+    assert "shipped example (another machine; not your data)" in platforms[example_row:]
+    provenance = page[page.index("<h2>Provenance"):]
+    assert provenance.count(f"<td>{COPIED.name}</td>") == 2 and "your runs" in provenance
+
+
+def test_no_examples_flag_leaves_them_out(monkeypatch):
+    """`crosstalk report` passes the examples root to the workflow; --no-examples an empty one."""
+    import crosstalk.report
+    argvs = []
+    monkeypatch.setattr(crosstalk.report, "run", lambda argv, *a, **k: argvs.append(argv) or
+                        subprocess.CompletedProcess(argv, 1))
+    main(["report"])
+    main(["report", "--no-examples"])
+    assert f"examples={examples_root()}" in argvs[0] and "examples=" in argvs[1]
+
+
 def test_systems_subset_via_config(analysed):
-    """--config systems=[local] redraws the combined report from that system alone (runs last)."""
+    """--config systems=[local] redraws the combined report from that system alone, its examples
+    (none) included (runs last)."""
     argv = [venv_tool("snakemake"), "-s", str(WORKFLOW), "-d", str(REPO), "--cores", "2", "--forceall",
             "--quiet", "all", "--config", f"results={analysed}", "systems=[local]"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=tool_env(), timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     page = (analysed / "report.html").read_text()
-    assert "local:default" in page and "vcluster:" not in page
+    assert "local@" in page and "vcluster@" not in page
 
 
 def test_workflow_lint_is_clean():

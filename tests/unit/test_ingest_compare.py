@@ -8,12 +8,16 @@ import pandas as pd
 import pytest
 
 from xt_testing import REPO, venv_tool
-from crosstalk.compare import compare_tables
+from crosstalk import examples_root
+from crosstalk.compare import compare_tables, load_values
 from crosstalk.errors import InputError
+from crosstalk.hostclass import from_provenance
 from crosstalk.ingest import PERF_COLUMNS, collect, load_run
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
 (RUN,) = sorted((RUNS / "local" / "runs").iterdir())
+#: The smallest shipped example run (STREAM and the builds on the virtual cluster).
+EXAMPLE = min(examples_root().glob("vcluster/runs/*/report.json"), key=lambda p: p.stat().st_size).parent
 
 
 def test_real_run_becomes_tidy_rows():
@@ -96,3 +100,37 @@ def test_compare_rejects_unknown_input(tmp_path, run_env):
     proc = subprocess.run([venv_tool("crosstalk"), "compare", str(tmp_path), str(RUN)],
                           capture_output=True, text=True, env=run_env)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and str(tmp_path) in proc.stderr
+
+
+def other_host_copy(dest, host_class="0ther0ne"):
+    """The example run as if recorded on other hardware (what a new run writes in provenance.json)."""
+    shutil.copytree(EXAMPLE, dest)
+    prov = json.loads((dest / "provenance.json").read_text())
+    prov["host_class"] = {"id": host_class, "label": "Other CPU, 64 cores, 256 GiB",
+                          "fingerprint": {"cpu_model": "Other CPU", "cores": 64}, "pinned": False}
+    (dest / "provenance.json").write_text(json.dumps(prov))
+    return dest
+
+
+def test_compare_refuses_two_host_classes(tmp_path, run_env):
+    other = other_host_copy(tmp_path / "other")
+    junit = tmp_path / "compare.xml"
+    proc = subprocess.run([venv_tool("crosstalk"), "compare", str(EXAMPLE), str(other), "--junit", str(junit)],
+                          capture_output=True, text=True, env=run_env)
+    shipped = from_provenance(json.loads((EXAMPLE / "provenance.json").read_text()))["id"]
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and not proc.stdout, proc.stderr
+    assert shipped in proc.stderr and "0ther0ne" in proc.stderr and "different hardware" in proc.stderr
+    assert not junit.exists()
+
+
+def test_compare_pairs_values_of_the_same_host_class_only(tmp_path):
+    """A baseline holding two host classes is compared with the candidate's class alone."""
+    both = tmp_path / "vcluster"
+    shutil.copytree(EXAMPLE, both / "runs" / EXAMPLE.name)
+    other_host_copy(both / "runs" / "other")
+    baseline, candidate = load_values(both), load_values(EXAMPLE)
+    assert set(baseline.host_class) == {"0ther0ne", candidate.host_class.iloc[0]}
+    results = compare_tables(baseline, candidate)
+    assert results and all(r["n_baseline"] == r["n_candidate"] for r in results)   # nothing pooled
+    assert "regression" not in {r["verdict"] for r in results}
+    assert compare_tables(load_values(both / "runs" / "other"), candidate) == []

@@ -1,4 +1,4 @@
-"""GPCNeT congestion impact (seed 002 §5.2 Eq 1-2, Table 2, Table 3) and the tool's own table."""
+"""GPCNeT congestion impact (Chunduri et al. SC19 §5.2 Eq 1-2, Table 2, Table 3) and the tool's own table."""
 import math
 
 import pytest

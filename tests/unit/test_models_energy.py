@@ -1,4 +1,4 @@
-"""SAND2012-1750 (seed 004) ch. 6: Eq 6.1, Eq 6.2 against Table 6.2, EDP (Fig 6.2) from Table 6.1."""
+"""Barrett et al. SAND2012-1750 ch. 6: Eq 6.1, Eq 6.2 against Table 6.2, EDP (Fig 6.2) from Table 6.1."""
 import pytest
 
 from crosstalk.models import energy

@@ -1,7 +1,9 @@
 """results/papers/*.csv load with their citation line; bad tables fail in one line."""
 import pytest
 
+from crosstalk.bibliography import bibliography, short_citation
 from crosstalk.errors import InputError
+from crosstalk.models import congestion, energy, queueing, throttling
 from crosstalk.models.papers import PAPERS_DIR, load_paper_table, paper_tables
 
 
@@ -11,13 +13,14 @@ def test_every_table_loads_with_citation():
     readme = (PAPERS_DIR / "README.md").read_text()
     for name in names:
         df = load_paper_table(name)
-        assert df.attrs["citation"] and not df.empty, name
+        assert df.attrs["paper"] in bibliography() and not df.empty, name
+        assert df.attrs["citation"].startswith(short_citation(df.attrs["paper"]) + ","), name
         assert f"{name}.csv" in readme, f"{name} not listed in results/papers/README.md"
 
 
 def test_table2_values():
     df = load_paper_table("chunduri2019_gpcnet_table2")
-    assert df.attrs["citation"].startswith("Chunduri et al. SC19")
+    assert df.attrs["citation"].startswith("Chunduri et al. SC19, Table 2: canary performance")
     edison = df[(df.system == "Edison") & (df.pport == 24)].iloc[0]
     assert edison.load_p99_lat == 27117.9 and edison.iso_avg_lat == 3.0
     assert len(df) == 19
@@ -29,6 +32,15 @@ def test_bad_tables(tmp_path):
     (tmp_path / "x.csv").write_text("a,b\n1,2\n")
     with pytest.raises(InputError, match="x.csv: line 1: missing"):
         load_paper_table("x", tmp_path)
+    (tmp_path / "y.csv").write_text("# Someone 2020, Table 1: t\na,b\n1,2\n")
+    with pytest.raises(InputError, match="y.csv: line 1: unknown paper 'Someone 2020'"):
+        load_paper_table("y", tmp_path)
+
+
+def test_model_sources_start_with_a_short_citation():
+    shorts = tuple(short_citation(key) for key in bibliography())
+    for source in (congestion.SOURCE, energy.SOURCE_62, queueing.SOURCE, throttling.SOURCE):
+        assert source.startswith(shorts), source
 
 
 def test_groves_rmamt_quotes_are_consistent():

@@ -1,4 +1,4 @@
-"""Casas & Bronevetsky (seed 003): M/G/1 switch utilisation (§4.2 Eq 1-3), predictors (§4.1, §5.2)
+"""Casas & Bronevetsky: M/G/1 switch utilisation (§4.2 Eq 1-3), predictors (§4.1, §5.2)
 and prediction errors against Table 1 (§5.3)."""
 import pandas as pd
 import pytest

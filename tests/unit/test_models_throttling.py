@@ -1,4 +1,4 @@
-"""Groves 2017 (seed 000) §2.2: NiMC throttling fit and core-reservation crossover (Fig 2.21b),
+"""Groves 2017 §2.2: NiMC throttling fit and core-reservation crossover (Fig 2.21b),
 Tables 2.4 / 2.5."""
 import numpy as np
 import pytest

@@ -169,4 +169,4 @@ def test_cli_reports_changed_then_ok_and_check_writes_nothing(tmp_path):
     assert cli("--check").stdout == f"ok {target}\n"
     bad = subprocess.run([sys.executable, "-m", "crosstalk.spackenv", "-i", "nosuch"],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("crosstalk: error: nosuch: no such inventory")
+    assert bad.returncode == 2 and bad.stderr.startswith("crosstalk: error: nosuch: inventory: no such inventory")

@@ -3,6 +3,7 @@ import pytest
 import yaml
 
 from xt_testing import REPO
+from crosstalk.bibliography import bibliography, citation, short_citation
 from crosstalk.errors import InputError
 from crosstalk.specs import all_specs, load_spec_file
 
@@ -16,7 +17,7 @@ def test_shipped_spec_validates(name):
     for profile in ("quick", "full"):
         assert spec.sweep(profile), f"{name}: {profile} sweeps nothing"
     for cite in spec.data["citations"]:
-        assert (REPO.parent / "shared" / "seeds" / cite["seed"]).exists(), cite["seed"]
+        assert cite["paper"] in bibliography(), cite["paper"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -36,9 +37,18 @@ def write_variant(tmp_path, change, name="stream"):
     (lambda d: d.pop("metrics"), "(top level)"),
     (lambda d: d["metrics"][0].update(better="more"), "metrics.0.better"),
     (lambda d: d["profiles"]["quick"]["parameters"].update(threads=[]), "profiles.quick.parameters.threads"),
-    (lambda d: d["citations"][0].update(seed="paper.pdf"), "citations.0.seed"),
+    (lambda d: d["citations"][0].update(paper="nobody1999"), "citations.0.paper"),
+    (lambda d: d["citations"][0].update(seed="paper.txt"), "citations.0"),
     (lambda d: d.update(name="other"), "name"),
     (lambda d: d["figures"][0].update(metrics=["nope"]), "figures.0.metrics"),
+    (lambda d: d.update(portable_checks=[{"name": "x", "metric": "nope", "above": 1, "why": "y"}]),
+     "portable_checks.0.metric"),
+    (lambda d: d.update(portable_checks=[{"name": "x", "metric": "triad_bw", "above": "nope",
+                                          "why": "y"}]), "portable_checks.0.above"),
+    (lambda d: d.update(portable_checks=[{"name": "x", "metric": "triad_bw", "above": 1, "why": "y",
+                                          "when": {"cores": 2}}]), "portable_checks.0.when"),
+    (lambda d: d.update(portable_checks=[{"name": "x", "metric": "triad_bw", "above": 1}]),
+     "portable_checks.0"),
     (lambda d: d["profiles"]["full"]["parameters"].update(extra=[1]), "profiles.full.parameters"),
 ])
 def test_bad_spec_names_file_and_field(tmp_path, change, field):
@@ -59,3 +69,35 @@ def test_yaml_error_names_line(tmp_path):
 
 def test_all_specs_load():
     assert {s.name for s in all_specs()} == set(SHIPPED)
+
+
+def test_bibliography_entries_are_complete():
+    papers = bibliography()
+    assert len(papers) == 5
+    for key, paper in papers.items():
+        assert paper["authors"] and paper["title"] and paper["venue"], key
+        # a year, or a note saying why there is none
+        assert isinstance(paper["year"], int) or paper.get("note"), key
+        assert citation(key).startswith(paper["authors"][0]), key
+
+
+def test_citation_formats():
+    assert short_citation("groves2017") == "Groves 2017"
+    assert citation("chunduri2019") == (
+        "Sudheer Chunduri, Taylor Groves, Peter Mendygral, Brian Austin, Jacob Balma, Krishna Kandalla, "
+        "Kalyan Kumaran, Glenn Lockwood, Scott Parker, Steven Warren, Nathan Wichmann and Nicholas Wright "
+        "(2019). GPCNeT: Designing a Benchmark Suite for Inducing and Measuring Contention in HPC Networks. "
+        "International Conference for High Performance Computing, Networking, Storage and Analysis (SC '19), "
+        "ACM. https://doi.org/10.1145/3295500.3356215.")
+    assert "(n.d.)" in citation("casas-bronevetsky")
+    assert "SAND2012-1750." in citation("sand2012")
+    with pytest.raises(InputError, match="no paper 'nobody1999'"):
+        citation("nobody1999")
+
+
+def test_bad_bibliography_names_file_and_field(tmp_path):
+    path = tmp_path / "bibliography.yaml"
+    path.write_text("x2020: {kind: article, authors: [A], title: T, venue: V, year: 2020, short: X, doi: nope}\n")
+    with pytest.raises(InputError) as err:
+        bibliography(path)
+    assert str(err.value).startswith(f"{path}: x2020.doi:") and "\n" not in str(err.value)

@@ -87,3 +87,35 @@ def test_bad_overrides():
         VCluster.from_inventory(INVENTORY, nodes=17)
     with pytest.raises(CrosstalkError, match="link_rate: 'x'"):
         VCluster.from_inventory(INVENTORY, link_rate="x")
+
+
+def test_a_copy_under_another_name_is_another_cluster(tmp_path):
+    """The cluster is named after the system (crosstalk.yml), its state and ReFrame configuration
+    follow: a copy of the inventory edited as a site would needs no other change."""
+    from crosstalk.inventory import load_system
+    inv = _copy(tmp_path)
+    _edit(inv / "group_vars" / "all" / "crosstalk.yml",
+          lambda d: d["crosstalk_system"].update(name="vcsix"))
+    _edit(inv / "group_vars" / "all" / "vcluster.yml",
+          lambda d: d.update(vcluster_subnet="198.19.6.0/24", vcluster_link_rate="500mbit"))
+    _edit(inv / "hosts.yml", lambda h: h["all"]["children"]["vcluster_nodes"].update(
+        hosts={f"n{i}": {"vcluster_address": f"198.19.6.{i}"} for i in range(1, 7)}))
+    vc = VCluster.from_inventory(inv)
+    assert (vc.name, str(vc.state), len(vc.nodes)) == ("vcsix", "/run/crosstalk/vcsix", 6)
+    system = load_system(inv)
+    assert system["kind"] == "vcluster" and system["network"]["link_rate"] == "500mbit"
+    for part in system["partitions"]:
+        assert part["nodes"] == 6
+        assert part["env_vars"]["SLURM_CONF"] == "/run/crosstalk/vcsix/slurm.conf"
+        assert part["extras"]["vcluster_inventory"] == str(inv)
+    mpi = next(p for p in system["partitions"] if p["launcher"] == "mpirun")
+    assert mpi["env_vars"]["OMPI_MCA_plm_rsh_agent"] == "/run/crosstalk/vcsix/bin/rsh-agent"
+
+
+def test_partition_larger_than_the_cluster_is_refused(tmp_path):
+    from crosstalk.inventory import load_system
+    inv = _copy(tmp_path)
+    _edit(inv / "group_vars" / "all" / "crosstalk.yml",
+          lambda d: d["crosstalk_system"]["partitions"][0].update(nodes=9))
+    with pytest.raises(InputError, match=r"partitions\[0\]\.nodes: 9 nodes, the cluster has 4"):
+        load_system(inv)

@@ -202,3 +202,31 @@ def _readlink(path):
         return os.readlink(path)
     except OSError:
         return None
+
+
+def test_checkout_under_tmp_is_shared_but_tmp_stays_private(tmp_path):
+    """A clone under /tmp runs: its directory is bind-mounted into every node's private /tmp
+    (VCluster.shared_paths holds the repository when it lives under /tmp)."""
+    skip_unless_root()
+    from crosstalk.vcluster import VCluster
+    vc = VCluster.from_inventory(INVENTORY, name="vcltp", subnet="198.19.3.0/24", nodes=2)
+    checkout = tmp_path / "x" / "crosstalk"
+    checkout.mkdir(parents=True)
+    (checkout / "from-host").write_text("seen\n")
+    (tmp_path / "beside").write_text("private\n")
+    vc.shared_paths = [str(checkout)]
+    assert vc.visible_on_nodes(checkout / "results") and not vc.visible_on_nodes(tmp_path)
+    try:
+        vc.up()
+        for node in vc.nodes:
+            out = vc.exec(node, ["cat", str(checkout / "from-host")], capture_output=True,
+                          text=True, timeout=30)
+            assert out.stdout == "seen\n", out.stderr
+            vc.exec(node, ["sh", "-c", f"echo {node} > {checkout}/from-{node}"], check=True,
+                    timeout=30)
+            assert (checkout / f"from-{node}").read_text() == f"{node}\n"
+            # the rest of the host's /tmp is not the node's
+            hidden = vc.exec(node, ["test", "-e", str(tmp_path / "beside")], timeout=30)
+            assert hidden.returncode != 0
+    finally:
+        vc.down()

@@ -23,6 +23,18 @@ def test_all_pairs_reachable(vcluster):
             assert out.returncode == 0, f"{src} -> {dst}: {out.stdout}{out.stderr}"
 
 
+def test_neighbours_are_pinned(vcluster):
+    """Every node knows every other node's MAC permanently (no ARP under CPU starvation)."""
+    macs = {n: json.loads(vcluster.exec(n, ["ip", "-j", "link", "show", "eth0"], capture_output=True,
+                                        text=True, check=True).stdout)[0]["address"]
+            for n in vcluster.nodes}
+    for n in vcluster.nodes:
+        table = json.loads(vcluster.exec(n, ["ip", "-j", "neigh", "show", "dev", "eth0"],
+                                         capture_output=True, text=True, check=True).stdout)
+        pinned = {e["dst"]: e["lladdr"] for e in table if "PERMANENT" in e.get("state", [])}
+        assert pinned == {vcluster.addresses[m]: macs[m] for m in vcluster.nodes if m != n}
+
+
 def test_nodes_have_own_hostname_and_tmp(vcluster):
     for n in vcluster.nodes:
         out = vcluster.exec(n, ["sh", "-c", "hostname; touch /tmp/xt-probe-$(hostname); ls /tmp"],

@@ -7,7 +7,8 @@ rule collect:
         errors=f"{RESULTS}/collect-errors.txt",
     params:
         results=lambda wildcards, output: results_dir(output.perf),
-        systems=SYSTEMS,
+        systems=SELECTED,
+        examples=EXAMPLES,
     log:
         f"{RESULTS}/logs/collect.log",
     conda:

@@ -9,11 +9,13 @@ def results_dir(table_path):
 
 
 def run_reports(wildcards):
-    """Every run report of the selected systems (a new run re-triggers the collection)."""
+    """Every run report of the selected systems, the user's and the shipped examples' (a new or
+    changed run re-triggers the collection)."""
     return sorted(
         str(p)
-        for system in SYSTEMS
-        for p in Path(RESULTS, system, "runs").glob("*/report.json")
+        for root in filter(None, (RESULTS, EXAMPLES))
+        for p in Path(root).glob("*/runs/*/report.json")
+        if not SELECTED or p.parent.parent.parent.name in SELECTED
     )
 
 

@@ -6,7 +6,7 @@ rule figure:
         svg=f"{RESULTS}/figures/{{figure}}.svg",
         caption=f"{RESULTS}/figures/{{figure}}.caption.txt",
     params:
-        systems=SYSTEMS,
+        systems=SELECTED,
     log:
         f"{RESULTS}/logs/figure-{{figure}}.log",
     conda:

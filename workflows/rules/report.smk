@@ -8,9 +8,10 @@ rule report:
     output:
         html=f"{RESULTS}/report.html",
     params:
-        systems=SYSTEMS,
+        systems=SELECTED,
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
         results=lambda wildcards, input: results_dir(input.perf),
+        examples=EXAMPLES,
     log:
         f"{RESULTS}/logs/report.log",
     conda:
@@ -31,6 +32,7 @@ rule system_report:
         systems=lambda wildcards: [wildcards.system],
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
         results=lambda wildcards, input: results_dir(input.perf),
+        examples=EXAMPLES,
     log:
         f"{RESULTS}/logs/report-{{system}}.log",
     conda:

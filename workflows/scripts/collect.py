@@ -4,7 +4,8 @@ import sys
 from crosstalk.ingest import collect
 
 with open(snakemake.log[0], "w") as log:  # noqa: F821 (snakemake injects it)
-    perf, cases, errors = collect(snakemake.params.results, snakemake.params.systems)  # noqa: F821
+    perf, cases, errors = collect(snakemake.params.results, snakemake.params.systems,  # noqa: F821
+                                  snakemake.params.examples)  # noqa: F821
     perf.to_parquet(snakemake.output.perf, index=False)  # noqa: F821
     cases.to_parquet(snakemake.output.cases, index=False)  # noqa: F821
     with open(snakemake.output.errors, "w") as fp:  # noqa: F821

@@ -14,6 +14,7 @@ if systems:
     perf, cases = perf[perf.system.isin(systems)], cases[cases.system.isin(systems)]
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
 write_report(perf, cases, errors, systems, sm.params.figures_dir, sm.output.html, sm.params.results,
-             captions=captions, extra_sections=benchmark_sections(sm.params.results))
+             captions=captions, extra_sections=benchmark_sections(sm.params.results),
+             examples_dir=sm.params.examples)
 with open(sm.log[0], "w") as log:
     print(f"wrote {sm.output.html}", file=log)
