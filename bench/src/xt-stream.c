@@ -36,7 +36,8 @@ static void usage(void)
            "STREAM Copy/Scale/Add/Triad memory bandwidth (OpenMP), JSON lines on stdout.\n"
            "  --size N        elements per array (plain number), or bytes per array with a\n"
            "                  binary suffix (e.g. 128M = 128 MiB = 16777216 elements);\n"
-           "                  default: 4x the total last-level cache\n"
+           "                  default: 4x the total last-level cache, the 3 arrays at most a\n"
+           "                  quarter of the memory\n"
            "  --ntimes N      iterations, first excluded from statistics (default 10, >= 2)\n"
            "  --duration S    keep iterating for S seconds instead (at least --ntimes)\n"
            "  --threads N     OpenMP threads (default: OMP_NUM_THREADS / all cores)\n"
@@ -209,8 +210,18 @@ int main(int argc, char **argv)
 
     const char *llc_how;
     size_t llc = llc_bytes(&llc_how);
-    if (!n)
+    int capped = 0;
+    if (!n) {
         n = 4 * llc / sizeof(double);
+        /* Some VMs report a huge LLC (480 MiB seen): the three arrays stay within a quarter of
+         * the memory, so the default never swaps or fails on a small node. */
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t quarter = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : 0;
+        if (quarter && 3 * n * sizeof(double) > quarter) {
+            n = quarter / 3 / sizeof(double);
+            capped = 1;
+        }
+    }
 #ifdef _OPENMP
     if (threads)
         omp_set_num_threads((int)threads);
@@ -235,6 +246,7 @@ int main(int argc, char **argv)
     xt_json_int(j, "llc_bytes", (long long)llc);
     xt_json_str(j, "llc_source", llc_how);
     xt_json_bool(j, "array_ge_4x_llc", bytes >= 4 * llc);
+    xt_json_bool(j, "array_capped_by_memory", capped);
     xt_json_int(j, "threads", nthreads);
     xt_json_int(j, "ntimes", ntimes);
     xt_json_num(j, "duration_s", duration);

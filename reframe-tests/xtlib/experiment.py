@@ -60,7 +60,7 @@ class XtExperiment(rfm.RegressionTestPlugin):
         """The spec's ``portable_checks`` of this case: an effect's direction that follows from the
         setup, enforced on every host, with or without references."""
         caps = self.current_partition.extras.get("capabilities", {})
-        params = {name: getattr(self, name) for name in self.spec.profile()["parameters"]}
+        params = {name: getattr(self, name, None) for name in self.spec.profile()["parameters"]}
         for check in self.spec.data.get("portable_checks", []):
             if applies(check, params, caps):
                 reason = violation(check, self._case_value)

@@ -116,6 +116,19 @@ def test_stream_size_suffix_is_bytes_per_array(bench_bin, mpi_env):
     assert info["array_elements"] == 4 * 2**20 // 8 and info["array_bytes"] == 4 * 2**20
 
 
+def test_stream_default_size_is_4x_llc_within_a_quarter_of_memory(bench_bin, mpi_env):
+    """The default sizing rule on whatever machine this is: 4x the LLC per array unless the three
+    arrays would exceed a quarter of the memory (a VM reported a 480 MiB LLC), then capped."""
+    import os
+    res = run([str(bench_bin / "xt-stream"), "--ntimes", "2", "--no-samples", "--threads", "1"],
+              mpi_env)
+    assert res.returncode == 0, res.stderr
+    info = next(r for r in json_lines(res.stdout) if r["type"] == "info")
+    quarter = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    assert info["total_bytes"] <= quarter
+    assert info["array_ge_4x_llc"] != info["array_capped_by_memory"]   # one rule or the other
+
+
 def test_stream_duration_keeps_iterating_and_still_validates(bench_bin, mpi_env):
     # Tiny arrays run thousands of iterations: exercises the re-initialisation before the
     # values (x15 per iteration) would overflow, and validation across it.
