@@ -65,9 +65,13 @@ def test_calibrated_references_pass_and_impossible_ones_fail_in_gate_mode(stream
     refs_dir = slice_env["CROSSTALK_REFERENCES_DIR"]
     # A wide margin: this checks the mechanism, not this VM's run-to-run noise (2-thread STREAM
     # has two modes here, 32 and 43 GB/s).
-    crosstalk("refs", "calibrate", "--system", "local", "--runs", str(stream_run), "--min-margin", "0.6",
-              env=slice_env)
-    refs = yaml.safe_load(open(f"{refs_dir}/local.yaml"))
+    cal = crosstalk("refs", "calibrate", "--system", "local", "--runs", str(stream_run), "--min-margin",
+                    "0.6", env=slice_env)
+    # One file for this machine's host class (the one the run recorded).
+    host_class = json.loads((stream_run / "provenance.json").read_text())["host_class"]["id"]
+    ref_file = f"{refs_dir}/local/{host_class}.yaml"
+    assert cal.stdout.split() == [ref_file]
+    refs = yaml.safe_load(open(ref_file))
     assert str(stream_run) in json.dumps(refs["crosstalk_calibration"])
     entry = refs["StreamTriad"]["local:default"][1]["triad_bw"]
     assert entry[0] > 100 and entry[1] < 0 and entry[3] == "MB/s"
@@ -79,7 +83,7 @@ def test_calibrated_references_pass_and_impossible_ones_fail_in_gate_mode(stream
     # An impossible reference (100x the measured bandwidth, 5 % tolerance) must fail the gate.
     for threads in refs["StreamTriad"]["local:default"].values():
         threads["triad_bw"][0] *= 100
-    with open(f"{refs_dir}/local.yaml", "w") as fp:
+    with open(ref_file, "w") as fp:
         yaml.safe_dump(refs, fp)
     bad = crosstalk("run", "--system", "local", "-e", "stream", "--gate", env=slice_env, check=False)
     assert bad.returncode != 0
