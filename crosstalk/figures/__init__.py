@@ -53,6 +53,12 @@ def with_target(df):
     return df.assign(target=df["platform"] + ":" + df["partition"])
 
 
+def ordered_targets(df):
+    """The series of ``df``: the user's first, then the shipped examples, each alphabetically."""
+    pairs = df[["target", "origin"]].drop_duplicates().itertuples(index=False) if not df.empty else []
+    return [t for _, t in sorted((origin != "user", target) for target, origin in pairs)]
+
+
 def run_path(row):
     """The directory of the run a table row came from: the user's results or the shipped examples."""
     root = examples_root() if row.origin == "example" else results_root()

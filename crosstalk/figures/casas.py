@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import SERIES, figure, no_data, plt, read_paper_csv, run_path, with_target
+from crosstalk.figures import (SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_path,
+                               with_target)
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 
 EXPERIMENT = "active-probing"
@@ -141,7 +142,7 @@ def casas_probe_latency(perf, systems):
     quoted = paper.set_index("quantity")["value"]
     wide = cases(perf, systems)
     probes = wide
-    targets = sorted(probes["target"].unique()) if not probes.empty else []
+    targets = ordered_targets(probes)
     fig, axes = plt.subplots(max(1, len(targets)), 2, figsize=(13, 4.2 * max(1, len(targets))), squeeze=False,
                              gridspec_kw={"width_ratios": [1.5, 1]})
     notes = []
@@ -258,7 +259,7 @@ def casas_slowdown_table(perf, systems):
     paper, citation = read_paper_csv("casas_table1_pair_slowdowns.csv")
     paper = paper.set_index("victim")
     wide = cases(perf, systems)
-    targets = sorted(wide["target"].unique()) if not wide.empty else []
+    targets = ordered_targets(wide)
     n = max(1, len(targets))
     fig = plt.figure(figsize=(4.2 * (n + 1) + 1, 8.5))
     grid = fig.add_gridspec(2, n + 1)
@@ -345,7 +346,7 @@ def casas_prediction_error(perf, systems):
     paper, citation = read_paper_csv("casas_model_results.csv")
     quoted = paper.set_index("quantity")["value"]
     wide = cases(perf, systems)
-    targets = sorted(wide["target"].unique()) if not wide.empty else []
+    targets = ordered_targets(wide)
     fig, ax = plt.subplots(figsize=(10, 5))
     notes, positions, data, labels = [], [], [], []
     for k, target in enumerate(targets):

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import SERIES, figure, no_data, plt, read_paper_csv, with_target
+from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
 from crosstalk.models.congestion import app_impact, table2_impacts
 
 EXPERIMENT = "congestion"
@@ -78,7 +78,7 @@ def gpcnet_table2(perf, systems):
         axes[1].text(0.5, 0.02, "no local congestion runs yet", transform=axes[1].transAxes, ha="center")
     fig.suptitle("GPCNeT Table 2 (paper systems) and measured here (shaded; median over repeats)", fontsize=11)
     fig.tight_layout()
-    layouts = sorted({t for t in cases["target"]}) if not cases.empty else []
+    layouts = ordered_targets(cases)
     notes = "; ".join(f"{t}: {LAYOUT.get(t.split('@')[0], 'endpoints sharing shaped host links')}" for t in layouts)
     return fig, ("Canary tests of xt-congestion (random-ring latency 8 B, random-ring BW+Sync 128 KiB, "
                  "Allreduce 8 B) isolated and with the congestors running: average and 99th percentile "

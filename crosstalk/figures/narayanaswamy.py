@@ -1,5 +1,5 @@
 """Core asymmetry and rank-to-core mapping, Narayanaswamy 2008 Ch. 3 (spec: core-mapping)."""
-from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.figures import experiment_cases, figure, no_data, ordered_targets, plt, read_paper_csv
 
 CAVEAT = ("On the virtual cluster every node shares the same host cores, so no per-core direction "
           "is expected there; on real nodes the core taking the NIC's interrupts is the one to watch.")
@@ -16,7 +16,7 @@ def narayanaswamy_fig3_1(perf, systems):
         no_data(ax_local, "per-core bandwidth")
     else:
         cases = cases.dropna(subset=["bandwidth", "core"])
-        targets = sorted(cases["target"].unique())
+        targets = ordered_targets(cases)
         width = 0.8 / max(1, len(targets))
         for i, (target, part) in enumerate(cases.groupby("target")):
             g = part.groupby(part["core"].astype(int))["bandwidth"]
@@ -53,7 +53,7 @@ def narayanaswamy_table3_2(perf, systems):
     else:
         cases = cases.dropna(subset=["time_s", "mapping"])
         mappings = sorted(cases["mapping"].astype(str).unique())
-        targets = sorted(cases["target"].unique())
+        targets = ordered_targets(cases)
         width = 0.8 / max(1, len(targets))
         for i, (target, part) in enumerate(cases.groupby("target")):
             med = part.groupby("mapping")[["time_s", "comm_s"]].median().reindex(mappings)
