@@ -18,9 +18,6 @@ import pandas as pd
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
 
-ORIGINS = ("user", "example")
-
-
 def platform_of(system, host_class, origin="user"):
     """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
     return f"{system}@{host_class}" + (" (example)" if origin == "example" else "")

@@ -10,17 +10,10 @@ import os
 from crosstalk.errors import InputError
 from crosstalk.hostclass import memory_gib
 
-KINDS = ("cluster", "vcluster", "local")
-
-
-def kind_of(system):
-    return system.get("kind", "cluster")
-
-
 def complete(system, inventory, source):
     """The description with what follows from its kind filled in; ``source`` names the file that
     defines it, for errors."""
-    kind = kind_of(system)
+    kind = system.get("kind", "cluster")       # the schema lists the kinds
     if kind == "vcluster":
         from crosstalk.vcluster.system import complete as complete_vcluster
         system = complete_vcluster(system, inventory, source)
