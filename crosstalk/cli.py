@@ -14,6 +14,7 @@ from crosstalk.errors import CrosstalkError
 COMMAND_MODULES = {
     "doctor": "crosstalk.doctor",
     "config": "crosstalk.configrender",
+    "spec": "crosstalk.speccheck",
     "run": "crosstalk.runner",
     "report": "crosstalk.report",
     "compare": "crosstalk.compare",

@@ -6,7 +6,9 @@ not the shipped examples). Values of the same system and host class (different h
 regression), test case (parameters without ``repeat``), partition and metric are compared with a one-sided
 Mann-Whitney U test (``crosstalk.models.stats.compare``): a regression needs p < alpha towards
 "worse" (from the spec's ``better``) AND a median change of at least ``min_effect``.
-Exit status 1 if any metric regressed; ``--junit`` writes one JUnit test case per metric.
+Exit status 1 if any metric regressed; ``--junit`` writes one JUnit test case per metric. A broken
+run in a results/<system> directory is one line on stderr and left out, the rest still compared, and
+the exit status is 2.
 """
 import json
 import sys
@@ -15,6 +17,7 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
+from crosstalk.argtypes import number
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.ingest import PERF_COLUMNS, collect, load_run
 from crosstalk.models import stats
@@ -22,20 +25,35 @@ from crosstalk.report import format_number
 from crosstalk.specs import all_specs
 
 KEY = ["system", "host_class", "experiment", "test", "partition", "params", "metric"]
+#: Columns compare reads from a table.
+NEEDED = [*KEY, "host_label", "value", "unit"]
 
 
-def load_values(source):
-    """The tidy performance table of a run dir, a system dir or a parquet file."""
+def _read_table(path):
+    try:
+        table = pd.read_parquet(path)
+    except (OSError, ValueError) as err:        # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(path, None, f"not a parquet table ({str(err).splitlines()[0][:120]})") from None
+    missing = [c for c in NEEDED if c not in table]
+    if missing:
+        raise InputError(path, f"column {missing[0]!r}", "missing (not a table written by crosstalk report)")
+    return table[table.origin != "example"] if "origin" in table else table
+
+
+def load_values(source, errors=None):
+    """The tidy performance table of a run dir, a system dir or a parquet file. Broken runs of a
+    system dir are left out: their one-line errors go to ``errors`` (a list), else to stderr."""
     path = Path(source)
     if path.suffix == ".parquet" and path.is_file():
-        table = pd.read_parquet(path)
-        return table[table.origin != "example"] if "origin" in table else table
+        return _read_table(path)
     if (path / "report.json").exists():
         perf, _ = load_run(path)
         return pd.DataFrame(perf, columns=PERF_COLUMNS)
     if (path / "runs").is_dir():
-        perf, _, errors = collect(path.parent, [path.name])
-        for err in errors:
+        perf, _, broken = collect(path.parent, [path.name])
+        if errors is not None:
+            errors += broken
+        for err in broken if errors is None else ():
             print(f"crosstalk: compare: skipped {err}", file=sys.stderr)
         return perf
     raise InputError(source, None, "not a run directory, a results/<system> directory or a .parquet table")
@@ -100,7 +118,13 @@ def host_classes(table):
 
 
 def _cmd_compare(args):
-    baseline, candidate = load_values(args.baseline), load_values(args.candidate)
+    if args.junit and (args.junit.is_dir() or not args.junit.parent.is_dir()):
+        raise InputError(args.junit, "--junit", "is a directory" if args.junit.is_dir() else
+                         f"no such directory {str(args.junit.parent)!r} to write it in")
+    broken = []
+    baseline, candidate = load_values(args.baseline, broken), load_values(args.candidate, broken)
+    for err in broken:
+        print(f"crosstalk: error: {err} (run skipped)", file=sys.stderr)
     base_hc, cand_hc = host_classes(baseline), host_classes(candidate)
     if base_hc and cand_hc and not base_hc.keys() & cand_hc.keys():
         raise CrosstalkError(f"compare: baseline host class {', '.join(sorted(base_hc.values()))} and "
@@ -118,6 +142,8 @@ def _cmd_compare(args):
     print(f"test: one-sided Mann-Whitney U, alpha {args.alpha}, minimum effect {args.min_effect:.0%}")
     if args.junit:
         write_junit(results, args.junit)
+    if broken:
+        return 2
     return 1 if any(r["verdict"] == "regression" for r in results) else 0
 
 
@@ -125,8 +151,9 @@ def register(subparsers):
     p = subparsers.add_parser("compare", help="flag significant regressions of CANDIDATE against BASELINE")
     p.add_argument("baseline", help="run dir, results/<system> dir or table.parquet")
     p.add_argument("candidate", help="run dir, results/<system> dir or table.parquet")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--min-effect", type=float, default=0.05,
+    p.add_argument("--alpha", type=number(above=0, below=1), default=0.05,
+                   help="significance level (default 0.05)")
+    p.add_argument("--min-effect", type=number(minimum=0), default=0.05,
                    help="smallest relative median change that counts (default 0.05)")
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.set_defaults(func=_cmd_compare)

@@ -5,6 +5,7 @@ from pathlib import Path
 import yaml
 
 from crosstalk import REPO_ROOT
+from crosstalk.errors import InputError
 from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
 from crosstalk.spackenv import render_spack_env
 
@@ -15,7 +16,8 @@ DEFAULT_ENVIRONMENTS = [{"name": "gnu-openmpi", "cc": "mpicc", "cxx": "mpicxx", 
 #: Where runs land unless ``crosstalk run`` says otherwise (ReFrame renders this Jinja at load time).
 RUN_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/results/%s/runs/manual" }}'
 STAGE_DIR = '{{ getenv("CROSSTALK_STAGE_DIR") or "%s/build/reframe/%s/stage" }}'
-LOG_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/build/reframe/%s" }}'
+#: The JSON report and debug log of one attempt: the run directory, or a resume's attempts/<n>/<part>.
+ATTEMPT_DIR = '{{ getenv("CROSSTALK_ATTEMPT_DIR") or getenv("CROSSTALK_RUN_DIR") or "%s" }}'
 SCHEDULERS_WITH_QUEUE = {"squeue", "slurm", "pbs", "torque"}
 
 
@@ -72,7 +74,8 @@ def render_reframe_config(system, inventory):
     env_names = [e["name"] for e in environments]
     run_dir = RUN_DIR % (REPO_ROOT, name)
     # ReFrame does not create the debug log's directory: manual runs log to build/.
-    log_dir = LOG_DIR % (REPO_ROOT, name)
+    report_dir = ATTEMPT_DIR % f"{REPO_ROOT}/results/{name}/runs/manual"
+    log_dir = ATTEMPT_DIR % f"{REPO_ROOT}/build/reframe/{name}"
     return {
         "systems": [{
             "name": name,
@@ -95,7 +98,7 @@ def render_reframe_config(system, inventory):
         } for env in environments],
         "general": [{
             "target_systems": [name],
-            "report_file": run_dir + "/report.json",
+            "report_file": report_dir + "/report.json",
             "check_search_path": [str(REPO_ROOT / "reframe-tests")],
             "purge_environment": False,
         }],
@@ -127,9 +130,11 @@ def render_reframe_config(system, inventory):
 
 def render(inventory_dir, out_dir=CONFIG_DIR):
     """Render every configuration the inventory describes; returns the files written."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(out_dir, "--output", "not a directory")
     inventory = resolve_inventory(inventory_dir)
     system = load_system(inventory)
-    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{system['name']}.yaml"
     (REPO_ROOT / "build" / "reframe" / system["name"]).mkdir(parents=True, exist_ok=True)

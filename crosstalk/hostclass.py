@@ -14,6 +14,8 @@ import os
 import platform
 import re
 
+from crosstalk.errors import InputError
+
 #: Fields that decide the class; the kernel is recorded but a kernel update is the same hardware.
 CLASS_FIELDS = ("cpu_model", "sockets", "cores", "memory_gib", "numa_nodes", "fabric", "link_rate",
                 "rdma", "mpi")
@@ -119,7 +121,10 @@ def host_class(network=None):
     """``{'id', 'label', 'fingerprint', 'pinned'}`` of this host (``CROSSTALK_HOST_CLASS`` wins)."""
     fp = fingerprint(network)
     pinned = os.environ.get(OVERRIDE_VAR)
-    hc_id = checked_override(pinned) if pinned else class_id(fp)
+    try:
+        hc_id = checked_override(pinned) if pinned else class_id(fp)
+    except ValueError as err:
+        raise InputError(OVERRIDE_VAR, None, str(err)) from None
     return {"id": hc_id, "label": label(fp) + (" (host class pinned)" if pinned else ""),
             "fingerprint": fp, "pinned": bool(pinned)}
 

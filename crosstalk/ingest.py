@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from crosstalk import runstatus
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
 
@@ -51,7 +52,11 @@ def _skip_reasons(log_path):
     reasons = {}
     if not log_path.exists():
         return reasons
-    for line in log_path.read_text(errors="replace").splitlines():
+    try:
+        text = log_path.read_text(errors="replace")
+    except OSError as err:
+        raise InputError(log_path, None, f"cannot read: {err.strerror}") from None
+    for line in text.splitlines():
         match = _SKIP.search(_ANSI.sub("", line))
         if match:
             reasons[(match["name"], match["hash"])] = match["reason"]
@@ -65,39 +70,103 @@ def _load_json(path, what):
         raise InputError(path, None, f"missing {what}") from None
     except json.JSONDecodeError as err:
         raise InputError(path, f"line {err.lineno}", f"not valid JSON ({err.msg}): truncated?") from None
+    except UnicodeDecodeError:
+        raise InputError(path, None, f"not UTF-8 text: not a {what}") from None
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror}") from None
+
+
+def load_provenance(run_dir):
+    """A run's ``provenance.json`` (``{}`` for a run without one: a plain ReFrame run); InputError
+    naming file and field if it is broken."""
+    path = Path(run_dir) / "provenance.json"
+    if not path.exists():
+        return {}
+    prov = _load_json(path, "provenance")
+    if not isinstance(prov, dict):
+        raise InputError(path, None, "not a provenance record (a JSON object)")
+    host = prov.get("host_class")
+    if host is not None and not (isinstance(host, dict) and isinstance(host.get("id"), str)
+                                 and "label" in host):
+        raise InputError(path, "host_class", "not an object with 'id' and 'label'")
+    return prov
+
+
+def _is_number(value):
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+#: Results that a later attempt of the same case replaces (``crosstalk run --resume`` re-runs them).
+UNFINISHED = {"fail", "abort", "fail_deps"}
+
+
+def attempt_reports(run_dir):
+    """``(report.json, reframe.log)`` of each attempt of a run, in order: the first run, then each
+    ``crosstalk run --resume`` (``attempts/<n>/<partition>/``)."""
+    run_dir = Path(run_dir)
+    found = [(run_dir / "report.json", run_dir / "reframe.log")]
+    resumed = [p for p in (run_dir / "attempts").glob("*/*/report.json") if p.parent.parent.name.isdigit()]
+    for path in sorted(resumed, key=lambda p: (int(p.parent.parent.name), p.parent.name)):
+        found.append((path, path.parent / "reframe.log"))
+    return found
+
+
+def _sessions(run_dir):
+    """``(report path, where, session dict, skip reasons, start time)`` of every ReFrame session of a
+    run, attempts in order. A report is required unless its attempt was interrupted before ReFrame
+    wrote it."""
+    sessions = []
+    # A run stopped (or still going) before ReFrame wrote its first report has no rows yet.
+    unfinished = runstatus.read(run_dir)["state"] in ("running", "interrupted")
+    for n, (report_path, log_path) in enumerate(attempt_reports(run_dir)):
+        if (n or unfinished) and not report_path.exists():
+            continue
+        report = _load_json(report_path, "ReFrame run report")
+        if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
+            raise InputError(report_path, "runs", "not a ReFrame run report (no 'runs'/'session_info')")
+        if not isinstance(report["runs"], list):
+            raise InputError(report_path, "runs", "not a list of sessions")
+        if not isinstance(report["session_info"], dict):
+            raise InputError(report_path, "session_info", "not an object")
+        reasons = _skip_reasons(log_path)
+        start = (report.get("session_info") or {}).get("time_start")
+        for local, attempt in enumerate(report["runs"]):
+            if isinstance(attempt, dict) and not isinstance(attempt.get("testcases", []), list):
+                raise InputError(report_path, f"runs[{local}].testcases", "not a list of test cases")
+            sessions.append((report_path, f"runs[{local}]", attempt, reasons, start))
+    return sessions
 
 
 def load_run(run_dir, origin="user"):
     """Rows of one run: (perf rows, case rows). Raises InputError for a broken run."""
     run_dir = Path(run_dir)
-    report_path = run_dir / "report.json"
-    report = _load_json(report_path, "ReFrame run report")
-    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
-        raise InputError(report_path, "runs", "not a ReFrame run report (no 'runs'/'session_info')")
-    prov_path = run_dir / "provenance.json"
-    prov = _load_json(prov_path, "provenance") if prov_path.exists() else {}
-    skip_reasons = _skip_reasons(run_dir / "reframe.log")
+    sessions = _sessions(run_dir)
+    prov = load_provenance(run_dir)
     run_id = prov.get("run_id", run_dir.name)
     host = from_provenance(prov)
     specs = prov.get("specs", {})
     perf_rows, case_rows = [], []
-    # report["runs"] holds one entry per session: --reruns N adds whole sessions (more samples),
-    # --max-retries adds sessions of the failed cases only (the retry replaces the failure).
+    # Each session of each attempt: --reruns N adds whole sessions (more samples), --max-retries
+    # and --resume add sessions of the unfinished cases only (the later result replaces them).
     cases = []
     latest = {}
-    for i, attempt in enumerate(report["runs"]):
-        for case in attempt.get("testcases", []):
+    for i, (report_path, where, attempt, reasons, start) in enumerate(sessions):
+        for case in attempt.get("testcases", []) if isinstance(attempt, dict) else [None]:
             if not isinstance(case, dict) or "name" not in case:
-                raise InputError(report_path, f"runs[{i}].testcases", "malformed test case")
+                raise InputError(report_path, f"{where}.testcases", "malformed test case")
             key = (case["name"], case.get("system"), case.get("partition"), case.get("environ"))
             earlier = latest.get(key)
-            if earlier is not None and cases[earlier][1].get("result") == "fail":
-                cases[earlier] = (i, case)
+            if earlier is not None and cases[earlier][1].get("result") in UNFINISHED:
+                cases[earlier] = (i, case, reasons, start, report_path)
             else:
                 latest[key] = len(cases)
-                cases.append((i, case))
+                cases.append((i, case, reasons, start, report_path))
     samples = {}
-    for session, case in cases:
+    for session, case, skip_reasons, session_start, report_path in cases:
         if case.get("fixture"):
             continue
         # Ordinal of this case's result in the run: --repeat puts copies in one session, --reruns
@@ -113,17 +182,26 @@ def load_run(run_dir, origin="user"):
             "environ": case.get("environ"), "experiment": experiment,
             "test": case["name"].split(" %")[0], "case": case["name"],
             "params": json.dumps(params, sort_keys=True), "run_id": run_id,
-            "time": case.get("job_completion_time") or report["session_info"].get("time_start"),
+            "time": case.get("job_completion_time") or session_start,
         }
         reason = case.get("fail_reason")
         if case.get("result") == "skip":
             reason = skip_reasons.get((case["name"], case.get("hashcode")), "skipped (reason not logged)")
         case_rows.append({**base, "result": case.get("result"), "reason": reason})
-        for key, values in (case.get("perfvalues") or {}).items():
+        perfvalues = case.get("perfvalues") or {}
+        if not isinstance(perfvalues, dict):
+            raise InputError(report_path, f"{case['name']}: perfvalues",
+                             "not a mapping of performance variables")
+        for key, values in perfvalues.items():
             try:
                 value, ref, lower, upper, unit, result = values[:6]
             except (TypeError, ValueError):
                 raise InputError(report_path, f"{case['name']}: perfvalues.{key}", "malformed") from None
+            for what, number in (("value", value), ("reference", ref), ("lower threshold", lower),
+                                 ("upper threshold", upper)):
+                if number is not None and not _is_number(number):
+                    raise InputError(report_path, f"{case['name']}: perfvalues.{key}",
+                                     f"{what} {number!r} is not a number")
             has_ref = not (ref in (0, None) and lower is None and upper is None)
             perf_rows.append({
                 **base, "metric": key.rsplit(":", 1)[-1],
@@ -146,8 +224,9 @@ def load_run(run_dir, origin="user"):
 def run_dirs(results_dir, systems=None):
     results_dir = Path(results_dir)
     found = sorted(p.parent for p in results_dir.glob("*/runs/*/report.json"))
+    # A directory with provenance but no report is a broken run, and so is an empty one.
     found += sorted(p for p in results_dir.glob("*/runs/*") if p.is_dir() and p not in found
-                    and (p / "provenance.json").exists())
+                    and ((p / "provenance.json").exists() or not any(p.iterdir())))
     if systems:
         found = [p for p in found if p.parent.parent.name in systems]
     return sorted(set(found))

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,6 +29,8 @@ HOSTS_FILES = ("hosts.yml", "hosts.yaml")
 ANSIBLE_TIMEOUT = 60
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE = re.compile(r"[;|&$`<>*?!'\"\\\s]")
+#: A link rate in tc notation (the schema's pattern): the number's part.
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)[kmg]?bit$")
 
 
 def _known():
@@ -72,6 +75,8 @@ def _check_yaml_syntax(inventory):
     for path in _yaml_files(inventory):
         try:
             yaml.safe_load(path.read_text())
+        except UnicodeDecodeError:
+            raise InputError(path, None, "not UTF-8 text (a binary file named .yml?)") from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark else None
@@ -91,8 +96,14 @@ def _export(inventory):
     # plugin), and a file it cannot parse is an error rather than a warning.
     env = dict(os.environ, ANSIBLE_INVENTORY_ENABLED="yaml",
                ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true")
-    proc = run([_ansible_inventory_cmd(), "-i", str(inventory), "--list", "--export"],
-               ANSIBLE_TIMEOUT, f"ansible-inventory -i {inventory}", capture_output=True, text=True, env=env)
+    # Reading an inventory leaves nothing behind: Ansible's home and scratch directory (otherwise
+    # ~/.ansible/tmp) are temporary unless the user chose them.
+    with tempfile.TemporaryDirectory(prefix="crosstalk-ansible-") as scratch:
+        env.setdefault("ANSIBLE_HOME", scratch)
+        env.setdefault("ANSIBLE_LOCAL_TEMP", os.path.join(scratch, "tmp"))
+        proc = run([_ansible_inventory_cmd(), "-i", str(inventory), "--list", "--export"],
+                   ANSIBLE_TIMEOUT, f"ansible-inventory -i {inventory}", capture_output=True, text=True,
+                   env=env)
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         first = next((ln for ln in lines if "ERROR" in ln), lines[0] if lines else "failed")
@@ -145,6 +156,10 @@ def load_system(inventory_dir):
     if errors:
         err = jsonschema.exceptions.best_match(errors)
         raise InputError(defining_file(inventory, SYSTEM_VAR), _field_path(err), err.message)
+    rate = (system.get("network") or {}).get("link_rate")
+    if rate is not None and not float(_RATE.match(rate).group(1)) > 0:
+        raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.network.link_rate",
+                         f"{rate!r}: a link rate must be above zero (e.g. 100mbit, 1gbit, 2.5gbit)")
     names = [p["name"] for p in system["partitions"]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -13,12 +13,14 @@ The runs used are recorded in the file under ``crosstalk_calibration``.
 """
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
+from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import InputError
 from crosstalk.specs import all_specs
 
@@ -28,6 +30,8 @@ DEFAULT_MIN_MARGIN = 0.05
 WORST_SEEN_FACTOR = 1.5
 #: With a single value there is no spread to learn from.
 SINGLE_VALUE_MARGIN = 0.15
+#: A run id (``crosstalk run`` makes ``20261122T035204Z-e5d98537``): a name, never a path.
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def reference_file(system, host_class, directory=None):
@@ -90,6 +94,10 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
     rows = []
     for run_dir in run_dirs:
         perf, _ = load_run(run_dir)
+        if any(r["host_class"] == "unknown" for r in perf):
+            raise InputError(Path(run_dir) / "provenance.json", "host_class",
+                             "missing: the run recorded no hardware, so no host would match its "
+                             "references (runs of `crosstalk run` record it)")
         rows += [dict(r, run_dir=run_dir) for r in perf if r["system"] == system]
     if not rows:
         raise InputError("--runs", None, f"no performance values of system {system!r} in those runs")
@@ -156,6 +164,8 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
 
 def _run_dir(system, item):
     """A run directory given as a path, or a run id of the user's runs or the shipped examples."""
+    if "/" not in item and (not RUN_ID.match(item) or ".." in item):
+        raise InputError("--runs", None, f"{item!r} is not a run id (give a run id or a path with '/')")
     candidates = ([Path(item)] if "/" in item else
                   [results_root() / system / "runs" / item, examples_root() / system / "runs" / item])
     for path in candidates:
@@ -166,6 +176,8 @@ def _run_dir(system, item):
 
 
 def _cmd_calibrate(args):
+    if not SYSTEM_NAME.match(args.system):
+        raise InputError("--system", None, f"{args.system!r} is not a system name")
     runs = [_run_dir(args.system, item) for item in args.runs]
     for out in calibrate(args.system, runs, args.k, args.min_margin, system_wide=args.system_wide):
         print(out)
@@ -178,8 +190,9 @@ def register(subparsers):
     p = sub.add_parser("calibrate", help="write references/<system>.yaml from measured runs")
     p.add_argument("--system", "-s", required=True)
     p.add_argument("--runs", nargs="+", required=True, help="run ids or run directories")
-    p.add_argument("--k", type=float, default=DEFAULT_K, help="tolerance in robust CVs (default 3)")
-    p.add_argument("--min-margin", type=float, default=DEFAULT_MIN_MARGIN,
+    p.add_argument("--k", type=number(above=0), default=DEFAULT_K,
+                   help="tolerance in robust CVs (default 3)")
+    p.add_argument("--min-margin", type=number(minimum=0), default=DEFAULT_MIN_MARGIN,
                    help="smallest tolerated relative regression (default 0.05)")
     p.add_argument("--system-wide", action="store_true",
                    help="write references/<system>.yaml for every host class (one node type)")

@@ -2,21 +2,26 @@
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import jinja2
 import pandas as pd
 
-from crosstalk import REPO_ROOT, examples_root, results_root
+from crosstalk import REPO_ROOT, examples_root, results_root, uselock
+from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.bibliography import citation
-from crosstalk.errors import CrosstalkError
+from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
-from crosstalk.ingest import platform_of
+from crosstalk.ingest import load_provenance, platform_of
 from crosstalk.proc import run
 from crosstalk.specs import all_specs
 
 WORKFLOW = REPO_ROOT / "workflows" / "Snakefile"
+#: Caches of the workflow's tools (Snakemake's source cache, Matplotlib's font list): in the build
+#: directory, not in the user's home, unless the user chose a place.
+CACHE_DIR = REPO_ROOT / "build" / "cache"
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -80,8 +85,8 @@ def load_runs(results_dir, systems, examples_dir=None):
             if systems and system not in systems:
                 continue
             try:
-                prov = json.loads(path.read_text())
-            except json.JSONDecodeError:
+                prov = load_provenance(path.parent)
+            except InputError:
                 continue   # already reported by collect
             host = from_provenance(prov)
             runs.append({**prov, "run_id": prov.get("run_id", path.parent.name),
@@ -189,29 +194,50 @@ def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True):
     if systems:
         argv += [f"systems={json.dumps(list(systems))}"]
     timeout = workflow_timeout()
-    try:
-        return run(argv, timeout, "snakemake").returncode
-    except CrosstalkError as err:
-        raise CrosstalkError(f"report: {err} (CROSSTALK_REPORT_TIMEOUT sets the limit)") from None
+    # One report at a time per results directory: a second one waits (Snakemake would refuse it
+    # with a locked-directory error, or two writers would interleave the table).
+    waiting = lambda holder: print(f"crosstalk: report: waiting for {holder} to finish with "  # noqa: E731
+                                   f"{results_root()}", flush=True)
+    env = dict(os.environ)
+    env.setdefault("XDG_CACHE_HOME", str(CACHE_DIR))
+    env.setdefault("MPLCONFIGDIR", str(CACHE_DIR / "matplotlib"))
+    with uselock.held(results_root() / ".report.lock", "crosstalk report", wait=timeout,
+                      on_wait=waiting):
+        try:
+            # Snakemake's progress is output, not an error: stdout (stderr is for errors only).
+            return run(argv, timeout, "snakemake", stderr=subprocess.STDOUT, env=env).returncode
+        except CrosstalkError as err:
+            raise CrosstalkError(f"report: {err} (CROSSTALK_REPORT_TIMEOUT sets the limit)") from None
 
 
 def _cmd_report(args):
     systems = [s for s in (args.systems or "").split(",") if s]
+    for system in systems:
+        if not SYSTEM_NAME.match(system):
+            raise InputError("--systems", None, f"{system!r} is not a system name")
     status = run_workflow(systems, args.cores, examples=not args.no_examples)
-    if status == 0:
-        root = results_root()
-        print(f"crosstalk: report: {root / 'report.html'}")
-        for system in systems or discovered_systems(root):
-            page = root / system / "report.html"
-            if page.exists():
-                print(f"crosstalk: report for {system}: {page}")
-    return status
+    if status != 0:
+        print(f"crosstalk: error: report: the workflow failed (snakemake exit status {status}; "
+              "its output is above)", file=sys.stderr)
+        return status
+    root = results_root()
+    print(f"crosstalk: report: {root / 'report.html'}")
+    for system in systems or discovered_systems(root):
+        page = root / system / "report.html"
+        if page.exists():
+            print(f"crosstalk: report for {system}: {page}")
+    # Broken runs were left out (and are listed in the report): one line each, exit status 2.
+    errors_file = root / "collect-errors.txt"
+    broken = [ln for ln in errors_file.read_text().splitlines() if ln.strip()] if errors_file.is_file() else []
+    for line in broken:
+        print(f"crosstalk: error: {line} (run skipped)", file=sys.stderr)
+    return 2 if broken else 0
 
 
 def register(subparsers):
     p = subparsers.add_parser("report", help="collect runs, fit models, draw figures, write the report")
     p.add_argument("--systems", help="comma-separated systems (default: every system under results/ and the examples)")
-    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--cores", type=number(minimum=1, integer=True), default=2)
     p.add_argument("--no-examples", action="store_true",
                    help="leave out the runs shipped with crosstalk (shown by default as labelled examples)")
     p.set_defaults(func=_cmd_report)

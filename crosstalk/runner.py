@@ -1,6 +1,7 @@
 """``crosstalk run``: render the configuration, record provenance, run ReFrame on the right node."""
+import argparse
+import contextlib
 import datetime as dt
-import fcntl
 import json
 import os
 import platform
@@ -9,16 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, results_root
-from crosstalk.configrender import config_path, render
+from crosstalk import REPO_ROOT, __version__, results_root, runstatus, uselock
+from crosstalk import resume as resume_mod
+from crosstalk.configrender import render
 from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import host_class
 from crosstalk.inventory import load_system, resolve_inventory
 from crosstalk.references import calibrate_command, reference_file
-from crosstalk.specs import PROFILES, all_specs
+from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs
+from crosstalk.session import Session, test_module
 
-TESTS_DIR = REPO_ROOT / "reframe-tests"
 VERSIONED = ("MPI", "Slurm", "Compiler")
 
 
@@ -35,10 +37,6 @@ def new_run_id(now=None):
     now = now or dt.datetime.now(dt.timezone.utc)
     sha = _git("rev-parse", "--short=8", "HEAD") or "nogit"
     return f"{now:%Y%m%dT%H%M%SZ}-{sha}"
-
-
-def test_module(spec_name):
-    return TESTS_DIR / f"{spec_name.replace('-', '_')}.py"
 
 
 def select_experiments(names):
@@ -69,7 +67,8 @@ def provenance(system, profile, specs, run_id, extra=None):
         "crosstalk": __version__,
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "specs": {s.name: {"path": str(s.path.relative_to(REPO_ROOT)), "sha256": s.sha256} for s in specs},
+        "specs": {s.name: {"path": str(s.path.relative_to(REPO_ROOT) if s.path.is_relative_to(REPO_ROOT)
+                                       else s.path), "sha256": s.sha256} for s in specs},
         "versions": {"reframe": reframe.VERSION,
                      **{f.name: f.detail for f in findings if f.name in VERSIONED}},
         "machine": {f.name: {"present": f.present, "detail": f.detail} for f in findings},
@@ -108,64 +107,128 @@ def reference_note(system, host, run_id, gate):
             f"To gate here: {calibrate_command(system, [run_id])}")
 
 
-def run(system, profile="quick", experiments=(), gate=False, partitions=(), reframe_args=(),
-        out=sys.stdout):
+def _prepare(inventory_name, profile, experiments, out, partitions=()):
     if profile not in PROFILES:
         raise InputError("--profile", None, f"unknown profile {profile!r}")
-    inventory = resolve_inventory(system)
+    inventory = resolve_inventory(inventory_name)
     description = load_system(inventory)
-    system = description["name"]
+    known = [p["name"] for p in description["partitions"]]
+    for partition in partitions:
+        if partition not in known:
+            raise InputError(repr(partition), "--partition", f"not a partition of system "
+                             f"{description['name']} (known: {', '.join(known)})")
     render(inventory)
     specs = select_experiments(experiments)
     if not specs:
         raise CrosstalkError("no experiment has a ReFrame test module yet")
     cluster = _vcluster(inventory) if description["kind"] == "vcluster" else None
+    return inventory, description, specs, cluster
+
+
+def _locked(session, what):
+    path = session.use_lock()
+    return uselock.held(path, what) if path else contextlib.nullcontext()
+
+
+def _partition_names(description, targets):
+    names = [t.split(":", 1)[1] for t in targets if ":" in t]
+    return names or [p["name"] for p in description["partitions"]]
+
+
+def run(system, profile="quick", experiments=(), gate=False, partitions=(), reframe_args=(),
+        out=sys.stdout):
+    """A new run of the suite; (exit status, run directory)."""
+    inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
+    system = description["name"]
     host = host_class(description.get("network"))
     run_id = new_run_id()
     run_dir = results_root() / system / "runs" / run_id
-    run_dir.mkdir(parents=True)
-
-    extra = {"kind": description["kind"], "host_class": host}
-    if cluster is not None:
-        extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state())
-    (run_dir / "provenance.json").write_text(
-        json.dumps(provenance(system, profile, specs, run_id, extra), indent=2) + "\n")
-
+    session = Session(inventory, description, specs, profile, host, run_id, run_dir, gate,
+                      list(reframe_args), cluster, out)
     targets = [f"{system}:{p}" for p in partitions] or [system]
-    argv = [str(Path(sys.executable).with_name("reframe")), "-C", str(config_path(system))]
-    for spec in specs:
-        argv += ["-c", str(test_module(spec.name))]
-    for target in targets:
-        argv += ["--system", target]
-    if gate:
-        argv += ["-S", "require_reference=true"]
-    argv += [f"--exec-policy={description.get('exec_policy', 'async')}"]
-    argv += ["-r", *reframe_args]
-    env = dict(os.environ, CROSSTALK_RUN_DIR=str(run_dir), CROSSTALK_PROFILE=profile,
-               CROSSTALK_HOST_CLASS=host["id"],
-               CROSSTALK_STAGE_DIR=str(REPO_ROOT / "build" / "reframe" / system / "stage" / run_id),
-               PYTHONUNBUFFERED="1")
-    note = reference_note(system, host, run_id, gate)
-    print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile), host class "
-          f"{host['id']} ({host['label']}); results in {run_dir}", file=out, flush=True)
-    print(f"crosstalk: {note}", file=out, flush=True)
-    if cluster is not None:
-        try:
-            proc = cluster.exec(cluster.nodes[0], argv, env=env, cwd=str(REPO_ROOT))
-        finally:
-            # Jobs restore their own changes; this covers killed ones, under the links lock so a
-            # job of a concurrent run keeps its shaping.
-            with open(cluster.links_lock, "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                cluster.restore_links()
-    else:
-        proc = subprocess.run(argv, env=env, cwd=str(REPO_ROOT))
-    (run_dir / "exit_status").write_text(f"{proc.returncode}\n")
-    print(f"crosstalk: run {run_id} finished (exit {proc.returncode}); {note}", file=out, flush=True)
-    return proc.returncode, run_dir
+    with _locked(session, f"crosstalk run {run_id}"):
+        run_dir.mkdir(parents=True)
+        extra = {"kind": description["kind"], "host_class": host, "targets": targets, "gate": gate,
+                 "reframe_args": list(reframe_args), "inventory": _inventory_arg(inventory),
+                 "specs_dir": os.environ.get(SPECS_DIR_ENV)}
+        if cluster is not None:
+            extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state())
+        (run_dir / "provenance.json").write_text(
+            json.dumps(provenance(system, profile, specs, run_id, extra), indent=2) + "\n")
+        note = reference_note(system, host, run_id, gate)
+        print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile), host class "
+              f"{host['id']} ({host['label']}); results in {run_dir}", file=out, flush=True)
+        print(f"crosstalk: {note}", file=out, flush=True)
+        partition_names = _partition_names(description, targets)
+        attempt = runstatus.begin_attempt(run_dir, partition_names)
+        outcome = session.run_reframe(targets, run_dir, session.stage_root, len(partition_names))
+        state = runstatus.end_attempt(run_dir, attempt, outcome)
+    print(f"crosstalk: run {run_id} {state} (exit {outcome.exit_status}); {note}", file=out, flush=True)
+    if state == "interrupted":
+        print(f"crosstalk: to continue it: crosstalk run --resume {run_id}", file=out, flush=True)
+    return outcome.exit_status, run_dir
+
+
+def resume(run_id, out=sys.stdout):
+    """Run again the cases of run ``run_id`` that did not pass, in the same run directory."""
+    run_dir = resume_mod.find_run(run_id)
+    prov = resume_mod.load_provenance(run_dir)
+    if prov.get("specs_dir"):
+        os.environ[SPECS_DIR_ENV] = prov["specs_dir"]    # the site specs the run began with
+    inventory, description, specs, cluster = _prepare(prov.get("inventory") or prov["system"],
+                                                      prov["profile"], list(prov["specs"]), out)
+    host = host_class(description.get("network"))
+    resume_mod.check_unchanged(run_dir, prov, specs, host["id"])
+    targets = prov.get("targets") or [description["name"]]
+    session = Session(inventory, description, specs, prov["profile"], host, prov.get("run_id", run_id),
+                      run_dir, bool(prov.get("gate")), list(prov.get("reframe_args", [])), cluster, out)
+    with _locked(session, f"crosstalk run --resume {run_id}"):
+        done = resume_mod.done_hashes(run_dir)
+        partitions = _partition_names(description, targets)
+        attempt = runstatus.begin_attempt(run_dir, partitions)
+        print(f"crosstalk: resuming run {run_id} (attempt {attempt}): "
+              f"{sum(len(h) for h in done.values())} case(s) already done are left out",
+              file=out, flush=True)
+        worst = None
+        for partition in partitions:
+            attempt_dir = run_dir / "attempts" / str(attempt) / partition
+            stage_dir = session.stage_root / f"attempt-{attempt}"
+            outcome = session.run_reframe([f"{description['name']}:{partition}"], attempt_dir,
+                                          stage_dir, 1, resume_mod.exclusions(done, partition))
+            if worst is None or outcome.stopped or (outcome.exit_status and not worst.exit_status):
+                worst = outcome
+            if outcome.stopped:
+                break
+        state = runstatus.end_attempt(run_dir, attempt, worst)
+    print(f"crosstalk: run {run_id} {state} (exit {worst.exit_status}) after attempt {attempt}",
+          file=out, flush=True)
+    if state == "interrupted":
+        print(f"crosstalk: to continue it: crosstalk run --resume {run_id}", file=out, flush=True)
+    return worst.exit_status, run_dir
+
+
+def _inventory_arg(inventory):
+    """How a resume finds the inventory again: its name if under inventories/, else its path."""
+    inventory = Path(inventory)
+    return inventory.name if inventory.parent == REPO_ROOT / "inventories" else str(inventory)
+
+
+def _specs_dir(text):
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
+    os.environ[SPECS_DIR_ENV] = str(path.resolve())     # ReFrame's test modules read it too
+    return path
 
 
 def _cmd_run(args):
+    if args.resume:
+        if (args.system or args.experiments or args.partition or args.gate or args.reframe_args
+                or args.specs):
+            raise InputError("--resume", None, "takes the run's own system, profile, experiments "
+                             "and options: give no other option")
+        status, _ = resume(args.resume)
+        return status
     system = args.system
     if system is None:
         system, note = default_system()
@@ -187,4 +250,10 @@ def register(subparsers):
                    help="fail on missing references and on violations (CI acceptance)")
     p.add_argument("reframe_args", nargs="*", metavar="-- REFRAME_ARGS",
                    help="extra arguments passed to reframe after --")
+    p.add_argument("--specs", metavar="DIR", type=_specs_dir,
+                   help="site specs replacing the shipped ones of the same name (sets "
+                        "CROSSTALK_SPECS_DIR; recorded in the run's provenance)")
+    p.add_argument("--resume", metavar="RUN_ID",
+                   help="continue an interrupted or partly failed run: re-run only its cases that "
+                        "did not pass, into the same run directory")
     p.set_defaults(func=_cmd_run)

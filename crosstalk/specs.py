@@ -3,6 +3,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -11,13 +12,14 @@ import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
-from crosstalk.bibliography import bibliography
+from crosstalk.bibliography import BIBLIOGRAPHY_PATH, bibliography
 from crosstalk.errors import InputError
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 SCHEMA_PATH = EXPERIMENTS_DIR / "schema.json"
 PROFILES = ("quick", "full")
 PROFILE_ENV = "CROSSTALK_PROFILE"
+SPECS_DIR_ENV = "CROSSTALK_SPECS_DIR"
 
 
 def current_profile():
@@ -77,6 +79,36 @@ class Spec:
         raise InputError(self.path, "instruments", f"no instrument named {name!r}")
 
 
+#: Parameter and setting values go on job command lines (ReFrame writes them into shell scripts):
+#: words only, no shell metacharacters or whitespace.
+_WORD = re.compile(r"^[A-Za-z0-9_.,:+=@%/-]*$")
+#: Parameter and setting names (parameters become attributes of the ReFrame tests).
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _check_words(path, data):
+    """Every parameter and setting of every profile is a plain word (InputError otherwise)."""
+    for profile in PROFILES:
+        for group in ("parameters", "settings"):
+            where = f"profiles.{profile}.{group}"
+            for name, value in data["profiles"][profile].get(group, {}).items():
+                if not _KEY.match(name):
+                    raise InputError(path, where, f"name {name!r}: use lower-case letters, digits and "
+                                     "'_', starting with a letter")
+                values = value if group == "parameters" else [value]
+                for i, item in enumerate(values):
+                    if isinstance(item, str) and not _WORD.match(item):
+                        raise InputError(path, f"{where}.{name}" + (f".{i}" if group == "parameters" else ""),
+                                         f"{item!r}: shell metacharacters or whitespace are not allowed "
+                                         "(the value goes on a job's command line)")
+    for i, fig in enumerate(data.get("figures", [])):
+        name = fig.get("paper_data")
+        if name is not None and ("/" in name or name.startswith(".")
+                                 or not (BIBLIOGRAPHY_PATH.parent / name).is_file()):
+            raise InputError(path, f"figures.{i}.paper_data", f"{name!r}: not the file name of a "
+                             f"table in {BIBLIOGRAPHY_PATH.parent}")
+
+
 def _field(error):
     path = ".".join(str(p) for p in error.absolute_path)
     return path or "(top level)"
@@ -88,6 +120,10 @@ def load_spec_file(path):
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
         raise InputError(path, None, "no such spec file") from None
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not UTF-8 text (not a YAML spec)") from None
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         raise InputError(path, f"line {mark.line + 1}" if mark else None,
@@ -99,6 +135,7 @@ def load_spec_file(path):
     if errors:
         err = jsonschema.exceptions.best_match(errors)
         raise InputError(path, _field(err), err.message)
+    _check_words(path, data)
     if data["name"] != path.stem:
         raise InputError(path, "name", f"{data['name']!r} must equal the file name {path.stem!r}")
     papers = bibliography()
@@ -126,9 +163,24 @@ def load_spec_file(path):
     return Spec(path.resolve(), data)
 
 
+def site_specs_dir():
+    """``CROSSTALK_SPECS_DIR``: a directory of site specs that replace shipped ones of the same name
+    (a longer full profile, other settings); the run's provenance records which file was used."""
+    text = os.environ.get(SPECS_DIR_ENV)
+    if not text:
+        return None
+    path = Path(text)
+    if not path.is_dir():
+        raise InputError(SPECS_DIR_ENV, None, f"{text!r} is not a directory")
+    return path
+
+
 @lru_cache(maxsize=None)
 def load_spec(name):
-    """Load ``experiments/<name>.yaml``."""
+    """Load ``<name>.yaml`` from the site specs directory if it has one, else from experiments/."""
+    site = site_specs_dir()
+    if site is not None and (site / f"{name}.yaml").is_file():
+        return load_spec_file(site / f"{name}.yaml")
     return load_spec_file(EXPERIMENTS_DIR / f"{name}.yaml")
 
 

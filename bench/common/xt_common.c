@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <getopt.h>
 #include <time.h>
+#include <unistd.h>
 
 static char xt_prog[64] = "xt";
 
@@ -27,19 +28,22 @@ void xt_set_prog(const char *prog)
 
 void xt_die(const char *option, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], line[700];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* The message must stay one line even if it quotes user input. */
-    for (char *p = msg; *p; p++)
-        if (iscntrl((unsigned char)*p))
-            *p = '?';
-    if (option && *option)
-        fprintf(stderr, "%s: %s: %s\n", xt_prog, option, msg);
+    if (option && *option) /* the option may be user text too (an unknown option): cut it */
+        snprintf(line, sizeof line, "%s: %.60s%s: %s", xt_prog, option,
+                 strlen(option) > 60 ? "..." : "", msg);
     else
-        fprintf(stderr, "%s: %s\n", xt_prog, msg);
+        snprintf(line, sizeof line, "%s: %s", xt_prog, msg);
+    /* One line of printable ASCII even if it quotes user input: no newline or control
+     * character can split it, no invalid UTF-8 can break a reader decoding it. */
+    for (unsigned char *p = (unsigned char *)line; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f)
+            *p = '?';
+    fprintf(stderr, "%s\n", line);
     exit(2);
 }
 
@@ -140,6 +144,14 @@ int xt_parse_int_list(const char *option, const char *text, long long *out, int 
     }
     free(copy);
     return n;
+}
+
+size_t xt_phys_mem(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (unsigned long)pages > SIZE_MAX / (unsigned long)page)
+        return 0;
+    return (size_t)pages * (size_t)page;
 }
 
 double xt_now(void)
@@ -361,13 +373,68 @@ void xt_sleep_until(double t)
         ;
 }
 
+void xt_check_args(int argc, char **argv, const struct option *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) /* the rest are operands (xt_no_operands reports them) */
+            return;
+        if (a[0] != '-' || a[1] == '\0') /* operand, "-" included */
+            continue;
+        if (a[1] != '-') { /* no kernel has short options: "-x", "-tx" */
+            char shortopt[3] = {'-', a[1], '\0'};
+            xt_die(shortopt, "unknown option (see --help)");
+        }
+        /* "--name" or "--name=value"; like getopt_long, an exact name wins, else a unique
+         * prefix (abbreviation) is taken */
+        const char *name = a + 2;
+        size_t len = strcspn(name, "=");
+        char typed[72];
+        snprintf(typed, sizeof typed, "--%.*s%s", len > 60 ? 60 : (int)len, name,
+                 len > 60 ? "..." : "");
+        const struct option *found = NULL;
+        int matches = 0;
+        char candidates[256] = "";
+        for (const struct option *o = opts; len && o->name; o++) {
+            if (strncmp(o->name, name, len) != 0)
+                continue;
+            if (strlen(o->name) == len) {
+                found = o;
+                matches = 1;
+                break;
+            }
+            found = o;
+            matches++;
+            size_t used = strlen(candidates);
+            snprintf(candidates + used, sizeof candidates - used, "%s--%s", used ? ", " : "",
+                     o->name);
+        }
+        if (!matches)
+            xt_die(typed, "unknown option (see --help)");
+        if (matches > 1)
+            xt_die(typed, "ambiguous option (could be %s)", candidates);
+        char full[72];
+        snprintf(full, sizeof full, "--%.60s", found->name);
+        if (name[len] == '=') {
+            if (found->has_arg == no_argument)
+                xt_die(full, "takes no value, got '%.40s'", name + len + 1);
+        } else if (found->has_arg == required_argument) {
+            if (i + 1 >= argc)
+                xt_die(full, "missing value");
+            i++; /* its value, whatever it looks like ("-1", "--help"), as getopt_long takes it */
+        }
+    }
+}
+
 void xt_die_bad_option(char **argv)
 {
-    xt_die(argv[optind - 1], optopt ? "missing value" : "unknown option (see --help)");
+    /* Only reached without xt_check_args: getopt_long does not tell which argument of a cluster
+     * failed, so name the last one it looked at. */
+    xt_die(argv[optind - 1], "invalid option or missing value (see --help)");
 }
 
 void xt_no_operands(int argc, char **argv)
 {
     if (optind < argc)
-        xt_die(argv[optind], "unexpected argument (see --help)");
+        xt_die(*argv[optind] ? argv[optind] : "''", "unexpected argument (see --help)");
 }

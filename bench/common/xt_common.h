@@ -13,11 +13,21 @@
 extern "C" {
 #endif
 
-/* Argument helpers: on failure they print "PROG: OPTION: problem" to stderr and exit(2). */
+/* Argument helpers: on failure they print "PROG: OPTION: problem" to stderr and exit(2).
+ * The line is always one line of printable ASCII: other bytes (newlines, control characters,
+ * non-ASCII) in the option or in quoted user text become '?', long option names are cut. */
+struct option;                                      /* <getopt.h> */
 void xt_set_prog(const char *prog);                 /* program name used in messages */
 void xt_die(const char *option, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn)); /* one-line error, exit 2 */
-/* getopt_long's error branch and the check after the loop (no operands are taken). */
+/* Call before the getopt_long(argc, argv, "", opts, NULL) loop (kernels take long options only):
+ * checks every option against opts the way getopt_long will read it and dies naming the option
+ * for an unknown or ambiguous option, any short option ("-x", "-tx"), a value given to a flag
+ * ("--table=1") or a missing value (option as last argument). getopt_long alone cannot say
+ * which argument failed inside a cluster like "-tx" and reports "--table=1" as a missing value. */
+void xt_check_args(int argc, char **argv, const struct option *opts);
+/* getopt_long's error branch (not reached after xt_check_args) and the check after the loop
+ * (no operands are taken). */
 void xt_die_bad_option(char **argv) __attribute__((noreturn));
 void xt_no_operands(int argc, char **argv);
 long long xt_parse_int(const char *option, const char *text, long long min, long long max);
@@ -26,6 +36,7 @@ size_t    xt_parse_size(const char *option, const char *text); /* 64, 4K, 64KiB,
 /* parse a comma list of ints ("1,2,4,8") into out[], returns count; dies on bad input */
 int       xt_parse_int_list(const char *option, const char *text, long long *out, int max_n);
 double    xt_now(void);                               /* monotonic seconds */
+size_t    xt_phys_mem(void); /* bytes of physical memory of this node, 0 if unknown */
 
 /* JSON lines (one object per line on stdout; flushed on emit) */
 typedef struct xt_json xt_json;

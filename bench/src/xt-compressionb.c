@@ -50,6 +50,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0},
     };
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -68,7 +69,7 @@ int main(int argc, char **argv)
     xt_no_operands(argc, argv);
     if (msg > (size_t)1 << 30)
         xt_die("--msg-size", "must be at most 1GiB, got %zu", msg);
-    if ((size_t)(partners * messages) * msg > (size_t)4 << 30)
+    if (msg && (size_t)(partners * messages) > ((size_t)4 << 30) / msg) /* no size_t wrap */
         xt_die("--messages", "partners x messages x msg-size exceeds 4GiB of receive buffers");
 
     MPI_Init(&argc, &argv);

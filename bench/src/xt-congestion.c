@@ -123,6 +123,7 @@ static void parse_args(int argc, char **argv)
         {0, 0, 0, 0},
     };
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {

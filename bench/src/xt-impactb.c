@@ -65,6 +65,7 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {

@@ -98,6 +98,7 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -120,6 +121,11 @@ int main(int argc, char **argv)
     if (window < msg || window > ((size_t)1 << 40))
         xt_die("--window", "must be at least --msg-size (%zu) and at most 1TiB, got %zu", msg,
                window);
+    /* checked on every rank (same arguments everywhere; nodes of a job are alike): the target's
+     * MPI_Win_allocate would fail or the node run out of memory */
+    size_t mem = xt_phys_mem();
+    if (mem && window > mem)
+        xt_die("--window", "%zu bytes exceed this node's memory (%zu bytes)", window, mem);
 
     MPI_Init(&argc, &argv);
     int rank, size;

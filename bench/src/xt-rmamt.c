@@ -100,10 +100,16 @@ static void usage(void)
 
 static int pick(const char *option, const char *text, const char *const *names)
 {
-    for (int i = 0; names[i]; i++)
+    char choices[128] = "";
+    for (int i = 0; names[i]; i++) {
         if (strcmp(text, names[i]) == 0)
             return i;
-    xt_die(option, "unknown value '%.40s'", text);
+        size_t used = strlen(choices);
+        snprintf(choices + used, sizeof choices - used, "%s%s", i ? ", " : "", names[i]);
+    }
+    if (!*text)
+        xt_die(option, "missing value (one of %s)", choices);
+    xt_die(option, "unknown value '%.40s' (one of %s)", text, choices);
 }
 
 static size_t parse_pow2(const char *option, const char *text)
@@ -126,6 +132,7 @@ static void parse_args(int argc, char **argv)
     };
     static const char *const modes[] = {"bw", "lat", "both", NULL};
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -159,6 +166,14 @@ static void parse_args(int argc, char **argv)
     if (cfg.min_size > cfg.max_size)
         xt_die("--min-size", "must not exceed --max-size (%zu), got %zu", cfg.max_size,
                cfg.min_size);
+    /* origin buffer and target window hold max threads x --max-size (at most 64 GiB) */
+    long long most = 1;
+    for (int k = 0; k < cfg.nthreads; k++)
+        most = cfg.threads[k] > most ? cfg.threads[k] : most;
+    size_t mem = xt_phys_mem();
+    if (mem && (size_t)most * cfg.max_size > mem)
+        xt_die("--max-size", "%lld threads x %zu bytes exceed this node's memory (%zu bytes)",
+               most, cfg.max_size, mem);
 }
 
 /* ---- data pattern and checksums ---- */

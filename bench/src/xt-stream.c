@@ -185,6 +185,7 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     opterr = 0;
+    xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -207,6 +208,10 @@ int main(int argc, char **argv)
         }
     }
     xt_no_operands(argc, argv);
+    size_t mem = xt_phys_mem();
+    if (n && mem && n > mem / 3 / sizeof(double)) /* would fail to allocate, or swap / OOM */
+        xt_die("--size", "3 arrays of %zu bytes exceed this node's memory (%zu bytes)",
+               n * sizeof(double), mem);
 
     const char *llc_how;
     size_t llc = llc_bytes(&llc_how);

@@ -29,6 +29,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
+from crosstalk.proc import describe
 
 BENCH_NET = ipaddress.ip_network("198.18.0.0/15")
 #: What each node has of its own, as a real node has: /tmp (PMIx appdirs collide otherwise) and
@@ -159,6 +160,26 @@ def _checked_rate(text, path, field):
     return text
 
 
+def _checked_slurm(settings, path):
+    """``vcluster_slurm``: the partition name and positive integer sizes (they reach slurm.conf)."""
+    if settings is None:
+        return None
+    if not isinstance(settings, dict):
+        raise InputError(path, "vcluster_slurm", "must be a mapping")
+    for key, value in settings.items():
+        field = f"vcluster_slurm.{key}"
+        if key == "partition":
+            if not isinstance(value, str) or not re.match(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$", value):
+                raise InputError(path, field, f"{value!r}: a partition name ([A-Za-z][A-Za-z0-9_-])")
+        elif key in ("cpus_per_node", "real_memory_mb", "slurmd_timeout"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(path, field, f"{value!r}: must be a positive integer")
+        else:
+            raise InputError(path, field, "unknown key (partition, cpus_per_node, real_memory_mb, "
+                                          "slurmd_timeout)")
+    return settings
+
+
 def _load_yaml(path):
     try:
         with open(path) as f:
@@ -249,7 +270,11 @@ class VCluster:
             raise bad_subnet(str(err)) from None
         if not subnet.subnet_of(BENCH_NET):
             raise bad_subnet("outside 198.18.0.0/15 (the only range the cluster may use)")
-        nnodes = overrides.pop("nodes", None) or len(names)
+        nnodes = overrides.pop("nodes", None)
+        if nnodes is None and len(names) > MAX_NODES:
+            raise InputError(hosts_path, "vcluster_nodes.hosts",
+                             f"{len(names)} nodes: a virtual cluster has 1..{MAX_NODES}")
+        nnodes = nnodes or len(names)
         if not isinstance(nnodes, int) or not 1 <= nnodes <= MAX_NODES:
             raise CrosstalkError(f"nodes: {nnodes!r}: must be an integer 1..{MAX_NODES}")
         if nnodes > subnet.num_addresses - 2:
@@ -284,7 +309,7 @@ class VCluster:
         if overrides:
             raise CrosstalkError(f"VCluster: unknown override(s): {', '.join(overrides)}")
         return cls(name, subnet, nodes, link_rate, widths, cap, state_dir,
-                   gv.get("vcluster_slurm"), node_rates)
+                   _checked_slurm(gv.get("vcluster_slurm"), gv_path), node_rates)
 
     # ------------------------------------------------------------------ paths and environment
     def _pidfile(self, what):
@@ -350,13 +375,18 @@ class VCluster:
                                  f"({', '.join(self.nodes)})")
 
     def exec(self, node, argv, **kw):
-        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd).
+        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd;
+        an expired ``timeout`` is a one-line CrosstalkError naming the command and node).
         The cluster's variables (:meth:`env`) are added to ``env`` (default: os.environ) where
         ``env`` does not set them."""
         self._check_node(node)
         full = self._enter(node, list(argv), kw.pop("cwd", None))
         kw["env"] = {**self.env(), **(kw.get("env") or os.environ)}
-        return subprocess.run(full, **kw)
+        try:
+            return subprocess.run(full, **kw)
+        except subprocess.TimeoutExpired:
+            raise CrosstalkError(f"`{describe(argv)}` on {node} did not finish within "
+                                 f"{kw['timeout']:g} s") from None
 
     def popen(self, node, argv, **kw):
         self._check_node(node)

@@ -68,12 +68,22 @@ def cmd_status(args):
     return 0 if st["up"] else 1
 
 
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    return value
+
+
 def cmd_exec(args):
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         raise CrosstalkError("vcluster exec: no command given (usage: exec NODE -- CMD...)")
     vc = _cluster(args)
-    return vc.exec(args.node, argv, cwd=os.getcwd()).returncode
+    return vc.exec(args.node, argv, cwd=os.getcwd(), timeout=args.timeout).returncode
 
 
 def cmd_bench(args):
@@ -137,6 +147,8 @@ def register(subparsers):
 
     p = vsub.add_parser("exec", help="run a command on a node: exec NODE -- CMD...")
     _common(p)
+    p.add_argument("--timeout", type=_seconds, default=3600,
+                   help="seconds the command may take (default: %(default)s)")
     p.add_argument("node")
     p.add_argument("argv", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_exec)

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from crosstalk.errors import CrosstalkError
-from crosstalk.proc import describe, timed_out
 from crosstalk.vcluster import VCluster, parse_rate
 
 BENCH_NAME, BENCH_SUBNET = "vcbench", "198.19.3.0/24"
@@ -27,26 +26,18 @@ def _cluster(inventory, nodes):
     return VCluster.from_inventory(inventory, name=BENCH_NAME, subnet=BENCH_SUBNET, nodes=nodes)
 
 
-def _exec(vc, node, argv, timeout, **kw):
-    """``vc.exec`` with a time limit: on expiry a one-line error naming command and node."""
-    try:
-        return vc.exec(node, argv, timeout=timeout, cwd="/", **kw)
-    except subprocess.TimeoutExpired:
-        raise timed_out(f"{describe(argv)} (on {node})", timeout) from None
-
-
 def iperf(vc, seconds):
     """TCP throughput n1 -> n2 in bit/s (receiver side)."""
     server = vc.popen("n2", ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL,
                       stderr=subprocess.DEVNULL, cwd="/")
     try:
         for _ in range(50):           # wait for the server to listen
-            probe = _exec(vc, "n2", ["sh", "-c", "ss -ltn | grep -q ':5201 '"], 10)
+            probe = vc.exec("n2", ["sh", "-c", "ss -ltn | grep -q ':5201 '"], timeout=10, cwd="/")
             if probe.returncode == 0:
                 break
             time.sleep(0.1)
-        out = _exec(vc, "n1", ["iperf3", "-c", vc.addresses["n2"], "-t", str(seconds), "-O", "1",
-                               "-J"], seconds + 30, capture_output=True, text=True)
+        out = vc.exec("n1", ["iperf3", "-c", vc.addresses["n2"], "-t", str(seconds), "-O", "1", "-J"],
+                      timeout=seconds + 30, cwd="/", capture_output=True, text=True)
         if out.returncode != 0:
             raise CrosstalkError(f"vcluster bench: iperf3 failed: {out.stdout[-300:]}")
         return json.loads(out.stdout)["end"]["sum_received"]["bits_per_second"]

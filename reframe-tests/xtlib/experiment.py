@@ -22,6 +22,8 @@ from crosstalk.references import reference_file
 from crosstalk.specs import current_profile, load_spec
 from xtlib.launch import container_image
 
+#: What slurmstepd writes to a job's stderr when it cancels the job at its time limit.
+SLURM_TIME_LIMIT = "DUE TO TIME LIMIT"
 
 
 class XtExperiment(rfm.RegressionTestPlugin):
@@ -54,6 +56,19 @@ class XtExperiment(rfm.RegressionTestPlugin):
             self.container_platform.image = image
             self.container_platform.command = " ".join(
                 shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
+
+    @run_before("sanity")
+    def fail_jobs_stopped_at_time_limit(self):
+        """A job the batch system stopped at its time limit fails as timed out, not as bad output
+        (ReFrame's local scheduler says so itself; with Slurm only the job's stderr knows)."""
+        try:
+            with open(os.path.join(self.stagedir, self.job.stderr), errors="replace") as err:
+                stopped = any(SLURM_TIME_LIMIT in line for line in err)
+        except OSError:
+            return
+        if stopped:
+            raise sn.SanityError(f"job timed out (Slurm cancelled it at its time limit, "
+                                 f"{self.time_limit}s)")
 
     @run_after("sanity")
     def check_portable_directions(self):

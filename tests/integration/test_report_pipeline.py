@@ -3,7 +3,8 @@ runs in tests/fixtures/runs as the user's, and the virtual cluster's quick-suite
 examples (examples/vcluster/runs, the references' calibration evidence), which the pipeline finds by
 itself; one of them is also copied into the results as if the user had run it. Every figure the
 specs list is drawn, the report is written, the systems and host classes are drawn side by side with
-the examples kept apart, and the workflow passes `snakemake --lint`."""
+the examples kept apart, and the workflow passes `snakemake --lint`. Two reports are started at
+once on the same results: the second waits for the first and the table they leave is whole."""
 import json
 import shutil
 import subprocess
@@ -25,17 +26,31 @@ HOST_CLASS = from_provenance(json.loads((COPIED / "provenance.json").read_text()
 
 
 @pytest.fixture(scope="module")
-def analysed(tmp_path_factory):
+def reported(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     for system_dir in FIXTURES.iterdir():
         if system_dir.is_dir():
             shutil.copytree(system_dir, results / system_dir.name)
     shutil.copytree(COPIED, results / "vcluster" / "runs" / COPIED.name)
     env = dict(tool_env(), CROSSTALK_RESULTS_DIR=str(results))
-    proc = subprocess.run([venv_tool("crosstalk"), "report"], capture_output=True, text=True, env=env,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return results
+    # Two reports at once, as two users or a cron job and a person would: the second waits for the
+    # first, and every test below checks the table and report they leave.
+    procs = [subprocess.Popen([venv_tool("crosstalk"), "report"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outputs = [proc.communicate(timeout=1800) for proc in procs]
+    for proc, (out, err) in zip(procs, outputs):
+        assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    return results, [out for out, _ in outputs]
+
+
+@pytest.fixture(scope="module")
+def analysed(reported):
+    return reported[0]
+
+
+def test_a_second_report_at_once_waits_for_the_first(reported):
+    waited = [err for err in reported[1] if "waiting for crosstalk report (pid" in err]
+    assert len(waited) == 1, reported[1]
 
 
 def test_every_listed_figure_has_a_drawing_function():

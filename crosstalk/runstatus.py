@@ -1,0 +1,68 @@
+"""A run's state across its attempts: ``status.json`` in the run directory.
+
+``state`` is ``running``, ``finished`` (ReFrame exited 0), ``failed`` (some case failed) or
+``interrupted`` (stopped by a signal or its time limit; ``crosstalk run --resume <run-id>``
+continues it). Each
+attempt (the first run, then each resume) is listed with its partitions, times and exit status.
+"""
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+STATES = ("running", "finished", "failed", "interrupted")
+
+
+def _now():
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read(run_dir):
+    """The run's status; runs older than ``status.json`` are derived from their ``exit_status``
+    (``unknown`` without one)."""
+    path = Path(run_dir) / "status.json"
+    try:
+        status = json.loads(path.read_text())
+        if isinstance(status, dict) and status.get("state") in STATES:
+            return status
+    except (OSError, ValueError):
+        pass
+    try:
+        code = int((Path(run_dir) / "exit_status").read_text())
+    except (OSError, ValueError):
+        return {"state": "unknown", "attempts": []}
+    return {"state": "finished" if code == 0 else "failed", "attempts": []}
+
+
+def _write(run_dir, status):
+    path = Path(run_dir) / "status.json"
+    tmp = path.with_name(f".status.json.{os.getpid()}")
+    tmp.write_text(json.dumps(status, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def begin_attempt(run_dir, partitions):
+    """Record a new attempt as running; returns its number (1 for the first run)."""
+    status = read(run_dir)
+    attempts = list(status.get("attempts", []))
+    number = len(attempts) + 1
+    attempts.append({"attempt": number, "partitions": list(partitions), "started": _now()})
+    _write(run_dir, {"state": "running", "attempts": attempts})
+    return number
+
+
+def end_attempt(run_dir, number, outcome):
+    """Record how attempt ``number`` ended (a ``crosstalk.supervise.Outcome``); the run's state."""
+    status = read(run_dir)
+    exit_status = outcome.exit_status
+    state = "interrupted" if outcome.stopped else ("finished" if exit_status == 0 else "failed")
+    for attempt in status["attempts"]:
+        if attempt["attempt"] == number:
+            attempt.update(finished=_now(), exit=exit_status, state=state)
+            if outcome.interrupted_by:
+                attempt["signal"] = outcome.interrupted_by
+            if outcome.timed_out:
+                attempt["timed_out"] = True
+    _write(run_dir, {"state": state, "attempts": status["attempts"]})
+    (Path(run_dir) / "exit_status").write_text(f"{exit_status}\n")
+    return state

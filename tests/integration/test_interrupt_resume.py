@@ -1,0 +1,161 @@
+"""Ctrl-C and resume, for real on the virtual cluster: E4 congestion (it shapes links) on both
+partitions, interrupted twice mid-job and resumed until done.
+
+1. ``crosstalk run`` is interrupted (SIGINT to its process group, as a terminal's Ctrl-C) while a
+   kernel of the ``mpi`` partition (ReFrame's local scheduler, mpirun over the nodes) runs:
+   ReFrame's abort path cancels it.
+2. ``crosstalk run --resume`` is interrupted twice (force) while a Slurm job of the ``slurm``
+   partition runs: ReFrame is killed without cancelling anything, so crosstalk's clean-up must.
+3. a second resume finishes the run.
+After each interrupt: exit 130, no job in squeue, no process of the run on any node, links at
+nominal, status ``interrupted`` and the partial results collectable. At the end the tidy table
+has every case ReFrame concretises exactly once, none aborted.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
+from xt_testing import venv_tool
+from crosstalk import leftovers, runstatus
+from crosstalk.ingest import load_run
+
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
+#: Seconds for a job to show up; the quick congestion profile reaches its first kernel in ~20 s.
+JOB_WAIT = 300
+
+
+def _start(argv, env, log):
+    """A crosstalk command as a terminal would start it: its own process group, output to ``log``."""
+    return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def _wait_for_kernel(proc, stage_dir, log_path):
+    """Wait until an xt-* kernel works under ``stage_dir`` (a job is running)."""
+    deadline = time.monotonic() + JOB_WAIT
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+        for pid in leftovers.run_processes(stage_dir):
+            try:
+                if os.readlink(f"/proc/{pid}/exe").rsplit("/", 1)[-1].startswith("xt-"):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.2)
+    pytest.fail(f"no kernel ran under {stage_dir} within {JOB_WAIT} s")
+
+
+def _interrupt(proc, times=1):
+    started = time.monotonic()
+    for _ in range(times):
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.1)
+    assert proc.wait(timeout=240) == 128 + signal.SIGINT
+    return time.monotonic() - started
+
+
+def _assert_clean(vc, run_dir, stage_root):
+    queue = vc.exec(vc.nodes[0], ["squeue", "-h"], capture_output=True, text=True, timeout=30)
+    assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout
+    assert leftovers.run_processes(stage_root) == []
+    kernels = subprocess.run(["pgrep", "-f", str(stage_root)], capture_output=True, text=True,
+                             timeout=10).stdout
+    assert kernels.strip() == ""
+    links = vc.link_state()
+    assert all(links[n]["rate_bps"] == links[n]["nominal_bps"] == links[n]["tc_rate_bps"]
+               and links[n]["width"] == "4X" for n in vc.nodes), links
+    assert runstatus.read(run_dir)["state"] == "interrupted"
+    load_run(run_dir)                    # partial results collect without error
+
+
+def _concretised_cases(vc, env):
+    """``{(test case, partition)}`` ReFrame would run for this spec on both partitions."""
+    argv = [venv_tool("reframe"), "-C", str(REPO / "reframe-tests/config/vcluster.yaml"),
+            "-c", str(REPO / "reframe-tests/congestion.py"), "--system", "vcluster", "-lC"]
+    out = vc.exec(vc.nodes[0], argv, env=env, cwd=str(REPO), capture_output=True, text=True,
+                  timeout=120).stdout
+    return {(m["name"], m["part"]) for m in
+            re.finditer(r"^- (?P<name>.+?) /[0-9a-f]+ @vcluster:(?P<part>\w+)\+", out, re.M)}
+
+
+def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):  # noqa: F811
+    skip_unless_root()
+    results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
+    crosstalk = venv_tool("crosstalk")
+    try:
+        log1 = tmp_path / "run.log"
+        with open(log1, "w") as log:
+            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion"], env, log)
+            deadline = time.monotonic() + 120
+            while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            (run_dir,) = results.glob("vcluster/runs/*")
+            stage_root = REPO / "build/reframe/vcluster/stage" / run_dir.name
+            _wait_for_kernel(proc, stage_root / "vcluster" / "mpi", log1)
+            took = _interrupt(proc)
+        text = log1.read_text()
+        assert "SIGINT received: stopping the run" in text and "force-stopping" not in text
+        assert f"crosstalk run --resume {run_dir.name}" in text
+        _assert_clean(vcluster, run_dir, stage_root)
+        print(f"graceful interrupt -> clean state: {took:.1f} s")
+
+        log2 = tmp_path / "resume1.log"
+        with open(log2, "w") as log:
+            proc = _start([crosstalk, "run", "--resume", run_dir.name], env, log)
+            _wait_for_kernel(proc, stage_root / "attempt-2" / "vcluster" / "slurm", log2)
+            took = _interrupt(proc, times=2)
+        text = log2.read_text()
+        assert "second signal: force-stopping" in text, text[-3000:]
+        assert re.search(r"stopped by force and clean .* Slurm job\(s\) cancelled", text), text[-2000:]
+        _assert_clean(vcluster, run_dir, stage_root)
+        print(f"forced interrupt -> clean state: {took:.1f} s")
+
+        started = time.monotonic()
+        done = subprocess.run([crosstalk, "run", "--resume", run_dir.name], env=env, timeout=1800,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        print(f"final resume: {time.monotonic() - started:.1f} s")
+        status = runstatus.read(run_dir)
+        assert status["state"] == "finished" and len(status["attempts"]) == 3
+
+        _, cases = load_run(run_dir)
+        seen = [(c["case"], c["partition"]) for c in cases]
+        assert len(seen) == len(set(seen)), "a case is in the table twice"
+        assert set(seen) == _concretised_cases(vcluster, env)
+        assert not [c for c in cases if c["result"] not in ("pass", "skip")], cases
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+
+
+def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):  # noqa: F811
+    """Two runs on one virtual cluster would measure each other: the second is refused, in one
+    line naming the first, and leaves no run directory."""
+    skip_unless_root()
+    results = REPO / "build" / "test-concurrent" / uuid.uuid4().hex[:8]
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
+    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "stream"]
+    try:
+        with open(tmp_path / "first.log", "w") as log:
+            first = _start(argv, env, log)
+            deadline = time.monotonic() + 120
+            while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            (run_dir,) = results.glob("vcluster/runs/*")
+            second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                                    stdin=subprocess.DEVNULL)
+            assert first.poll() is None, "the first run ended before the second started: no test"
+            _interrupt(first)
+        assert second.returncode == 2
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"in use by crosstalk run {run_dir.name} (pid {first.pid})" in lines[0]
+        assert [p.name for p in results.glob("vcluster/runs/*")] == [run_dir.name]
+    finally:
+        shutil.rmtree(results, ignore_errors=True)

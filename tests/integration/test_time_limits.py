@@ -1,0 +1,62 @@
+"""A hung kernel fails its own case as timed out and the run goes on, on both partitions.
+
+The hang is made by arguments: a site spec (``crosstalk run --specs DIR``) asks xt-stream for a
+million STREAM iterations over 64 MiB arrays (hours) within a 20 s time limit. ReFrame's local
+scheduler (``mpi`` partition) kills the job at the limit; on the ``slurm`` partition Slurm does,
+and the test's pre-sanity hook names it. RMA-MT cases of the same run still pass.
+"""
+import json
+import shutil
+import subprocess
+import uuid
+
+import pytest
+import yaml
+
+from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
+from xt_testing import venv_tool
+from crosstalk import leftovers
+from crosstalk.ingest import load_run
+
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
+
+
+def _hanging_stream_spec(directory):
+    spec = yaml.safe_load((REPO / "experiments" / "stream.yaml").read_text())
+    for profile in spec["profiles"].values():
+        profile["parameters"]["threads"] = [1]
+        profile["settings"].update(ntimes=1000000, array_bytes="64M")
+        profile.update(time_limit="20s", repeats=1)
+    directory.mkdir(parents=True)
+    (directory / "stream.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    return directory / "stream.yaml"
+
+
+def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):  # noqa: F811
+    skip_unless_root()
+    work = REPO / "build" / "test-time-limits" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
+    spec = _hanging_stream_spec(work / "specs")
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"))
+    try:
+        proc = subprocess.run(
+            [venv_tool("crosstalk"), "run", "--system", "vcluster", "--specs", str(work / "specs"),
+             "-e", "stream,rma-mt", "--", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=lock%threads=1"],
+            env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+        (run_dir,) = (work / "results" / "vcluster" / "runs").iterdir()
+        prov = json.loads((run_dir / "provenance.json").read_text())
+        assert prov["specs"]["stream"]["path"] == str(spec.relative_to(REPO))   # the site spec
+
+        _, cases = load_run(run_dir)
+        by_test = {(c["test"], c["partition"]): c for c in cases}
+        for partition in ("mpi", "slurm"):
+            stream = by_test[("StreamTriad", partition)]
+            assert stream["result"] == "fail" and "timed out" in stream["reason"], stream
+            assert by_test[("RmaMt", partition)]["result"] == "pass"
+        stage = REPO / "build" / "reframe" / "vcluster" / "stage" / run_dir.name
+        assert leftovers.run_processes(stage) == []
+        queue = vcluster.exec(vcluster.nodes[0], ["squeue", "-h"], capture_output=True, text=True,
+                              timeout=30)
+        assert queue.stdout.strip() == ""
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
