@@ -125,9 +125,15 @@ def _prepare(inventory_name, profile, experiments, out, partitions=()):
     return inventory, description, specs, cluster
 
 
+@contextlib.contextmanager
 def _locked(session, what):
+    """The system (one run per virtual cluster or local machine) and the run itself (one attempt
+    at a time, also on a real cluster); the run directory must exist."""
     path = session.use_lock()
-    return uselock.held(path, what) if path else contextlib.nullcontext()
+    with uselock.held(path, what) if path else contextlib.nullcontext():
+        session.run_dir.mkdir(parents=True, exist_ok=True)
+        with uselock.held(session.run_dir / ".lock", what):
+            yield
 
 
 def _partition_names(description, targets):
@@ -147,7 +153,6 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
                       list(reframe_args), cluster, out)
     targets = [f"{system}:{p}" for p in partitions] or [system]
     with _locked(session, f"crosstalk run {run_id}"):
-        run_dir.mkdir(parents=True)
         extra = {"kind": description["kind"], "host_class": host, "targets": targets, "gate": gate,
                  "reframe_args": list(reframe_args), "inventory": _inventory_arg(inventory),
                  "specs_dir": os.environ.get(SPECS_DIR_ENV)}

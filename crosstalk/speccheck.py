@@ -37,24 +37,30 @@ def summary(spec, profiles):
     return f"{spec.path}: ok ({spec.name}: {', '.join(parts)})"
 
 
+def _checked(item):
+    """(spec or None, error or None) for each spec file ``item`` stands for."""
+    try:
+        paths = spec_files(item)
+    except InputError as err:
+        yield None, err
+        return
+    for path in paths:
+        try:
+            yield load_spec_file(path), None
+        except InputError as err:
+            yield None, err
+
+
 def _cmd_check(args):
     profiles = [args.profile] if args.profile else list(PROFILES)
     broken = 0
     for item in args.specs:
-        try:
-            paths = spec_files(item)
-        except InputError as err:
-            print(f"crosstalk: error: {err}", file=sys.stderr)
-            broken += 1
-            continue
-        for path in paths:
-            try:
-                spec = load_spec_file(path)
-            except InputError as err:
-                print(f"crosstalk: error: {err}", file=sys.stderr)
+        for spec, error in _checked(item):
+            if error:
+                print(f"crosstalk: error: {error}", file=sys.stderr)
                 broken += 1
-                continue
-            print(summary(spec, profiles))
+            else:
+                print(summary(spec, profiles))
     return 2 if broken else 0
 
 

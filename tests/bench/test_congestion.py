@@ -5,6 +5,7 @@ here are noise: these tests check that the method runs and reports consistently.
 (impact >= 1 when congestors share a shaped link) is in test_congestion_vcluster below.
 """
 import math
+import statistics
 import subprocess
 
 import pytest
@@ -179,22 +180,28 @@ def shaped_cluster():
 def test_congestors_sharing_shaped_links_slow_the_canary(bench_bin, shaped_cluster):
     """8 ranks on 4 nodes (2 per node, mapped by node), each rank its own GPCNeT 'node': the 2
     canary ranks (seed 2: on n2 and n3) share their nodes' 50 Mbit/s links with congestor ranks
-    (a2a and p2p_incast), so the canary bandwidth can only drop: impact >= 1."""
-    out = shaped_cluster.exec(
-        "n1", ["mpirun", "-np", "8", str(bench_bin / KERNEL), "--allow-shared-nodes",
-               "--canary-fraction", "0.25", "--congestors", "a2a,p2p_incast",
-               "--time-limit", "1.5", "--seed", "2"],
-        capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    records = json_lines(out.stdout)
-    info = check_report(records, ["a2a", "p2p_incast"])
-    hosts = [n.split("#")[0] for n in info["nodes_canary"].split(",")]
-    assert len(set(hosts)) == 2, f"canaries must talk across a link: {hosts}"
-    ci = {r["metric"]: r["value"] for r in records if r.get("canary") == "rr_bw_sync"
-          and r["metric"].startswith("ci_")}
-    print(f"rr_bw_sync congestion impact at 50 Mbit/s: {ci}")
-    assert ci["ci_avg_over_avg"] >= 1.0, ci
-    assert ci["ci_p99_over_p99"] >= 1.0, ci
+    (a2a and p2p_incast), so the canary bandwidth can only drop: impact >= 1.
+
+    One run's average impact was seen at 0.94 when other jobs loaded the 2 shared cores (typical:
+    1.1-1.4; the p99 impact 1.2-1.4): the kernel's isolated and congested phases follow each other,
+    so CPU load that comes and goes can favour either. The medians of 3 runs are judged."""
+    impacts = []
+    for _ in range(3):
+        out = shaped_cluster.exec(
+            "n1", ["mpirun", "-np", "8", str(bench_bin / KERNEL), "--allow-shared-nodes",
+                   "--canary-fraction", "0.25", "--congestors", "a2a,p2p_incast",
+                   "--time-limit", "1.5", "--seed", "2"],
+            capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        records = json_lines(out.stdout)
+        info = check_report(records, ["a2a", "p2p_incast"])
+        hosts = [n.split("#")[0] for n in info["nodes_canary"].split(",")]
+        assert len(set(hosts)) == 2, f"canaries must talk across a link: {hosts}"
+        impacts.append({r["metric"]: r["value"] for r in records if r.get("canary") == "rr_bw_sync"
+                        and r["metric"].startswith("ci_")})
+    print(f"rr_bw_sync congestion impact at 50 Mbit/s: {impacts}")
+    for metric in ("ci_avg_over_avg", "ci_p99_over_p99"):
+        assert statistics.median(ci[metric] for ci in impacts) >= 1.0, impacts
 
 
 @pytest.mark.parametrize("seed", [5, 7, 341])

@@ -26,7 +26,7 @@ from xt_testing import venv_tool
 from crosstalk import leftovers, runstatus
 from crosstalk.ingest import load_run
 
-pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
+pytestmark = pytest.mark.slow
 #: Seconds for a job to show up; the quick congestion profile reaches its first kernel in ~20 s.
 JOB_WAIT = 300
 
@@ -85,6 +85,8 @@ def _concretised_cases(vc, env):
             re.finditer(r"^- (?P<name>.+?) /[0-9a-f]+ @vcluster:(?P<part>\w+)\+", out, re.M)}
 
 
+@pytest.mark.root
+@pytest.mark.vcluster
 def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):  # noqa: F811
     skip_unless_root()
     results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
@@ -135,6 +137,8 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
         shutil.rmtree(results, ignore_errors=True)
 
 
+@pytest.mark.root
+@pytest.mark.vcluster
 def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):  # noqa: F811
     """Two runs on one virtual cluster would measure each other: the second is refused, in one
     line naming the first, and leaves no run directory."""
@@ -159,3 +163,24 @@ def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, t
         assert [p.name for p in results.glob("vcluster/runs/*")] == [run_dir.name]
     finally:
         shutil.rmtree(results, ignore_errors=True)
+
+
+def test_ctrl_c_on_the_local_system(run_env_module, tmp_path):
+    """The same stop on a ``local`` system (ReFrame's local scheduler on this host, no cluster):
+    exit 130, no kernel left, the run resumable."""
+    results = tmp_path / "results"
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
+    log_path = tmp_path / "local.log"
+    with open(log_path, "w") as log:
+        proc = _start([venv_tool("crosstalk"), "run", "--system", "local", "-e", "stream"], env, log)
+        deadline = time.monotonic() + 120
+        while not list(results.glob("local/runs/*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        (run_dir,) = results.glob("local/runs/*")
+        stage_root = REPO / "build/reframe/local/stage" / run_dir.name
+        _wait_for_kernel(proc, stage_root, log_path)
+        _interrupt(proc)
+    assert leftovers.run_processes(stage_root) == []
+    assert runstatus.read(run_dir)["state"] == "interrupted"
+    assert f"crosstalk run --resume {run_dir.name}" in log_path.read_text()
+    load_run(run_dir)

@@ -111,7 +111,9 @@ def run_case(case, base):
     good = dirs["results"] / "local" / "runs" / GOOD_RUN.name
     shutil.copytree(GOOD_RUN, good)
     values = {"case": str(CORPUS / case["id"]), "tmp": str(dirs["tmp"]), "results": str(dirs["results"]),
-              "good": str(good), "repo": str(REPO)}
+              "good": str(good), "repo": str(REPO),
+              # Enough ../ to reach / from the checkout, wherever it is: {up}/etc is /etc.
+              "up": os.path.relpath("/", REPO)}
     if case["id"].startswith("results/"):
         bad = dirs["results"] / "local" / "runs" / case["id"].split("/", 1)[1]
         source = case.get("run", case["id"])

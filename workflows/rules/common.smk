@@ -9,13 +9,14 @@ def results_dir(table_path):
 
 
 def run_reports(wildcards):
-    """Every run report of the selected systems, the user's and the shipped examples' (a new or
-    changed run re-triggers the collection)."""
+    """Every run report of the selected systems, the user's and the shipped examples', with the
+    reports of resumed attempts (a new, changed or resumed run re-triggers the collection)."""
     return sorted(
         str(p)
         for root in filter(None, (RESULTS, EXAMPLES))
-        for p in Path(root).glob("*/runs/*/report.json")
-        if not SELECTED or p.parent.parent.parent.name in SELECTED
+        for pattern in ("*/runs/*/report.json", "*/runs/*/attempts/*/*/report.json")
+        for p in Path(root).glob(pattern)
+        if not SELECTED or p.relative_to(root).parts[0] in SELECTED
     )
 
 
