@@ -232,13 +232,21 @@ def run_dirs(results_dir, systems=None):
     return sorted(set(found))
 
 
-def collect(results_dir, systems=None, examples_dir=None):
+def collect(results_dir, systems=None, examples_dir=None, cache=None):
     """(perf DataFrame, cases DataFrame, list of one-line errors) for all runs found: the user's
-    under ``results_dir``, the shipped examples under ``examples_dir`` (same layout), labelled."""
+    under ``results_dir``, the shipped examples under ``examples_dir`` (same layout), labelled.
+
+    ``cache``: a directory (``crosstalk report`` passes ``<results>/.collect``) keeping each run's
+    rows, so that only new or changed runs are read (``crosstalk.ingestcache``; same tables).
+    None (the default): every run is read and nothing is written, for callers that look at a
+    few runs (compare)."""
+    roots = [(Path(results_dir), "user")] + ([(Path(examples_dir), "example")] if examples_dir else [])
+    found = [(d, origin) for root, origin in roots for d in run_dirs(root, systems)]
+    if cache is not None:
+        from crosstalk import ingestcache
+        scopes = [(origin, list(systems) if systems else None) for _, origin in roots]
+        return ingestcache.collect(found, scopes, cache)[:3]
     perf, cases, errors = [], [], []
-    found = [(d, "user") for d in run_dirs(results_dir, systems)]
-    if examples_dir:
-        found += [(d, "example") for d in run_dirs(examples_dir, systems)]
     for run_dir, origin in found:
         try:
             p, c = load_run(run_dir, origin)

@@ -7,11 +7,19 @@ then time the Snakemake workflow (collect, every figure, the report) on them.
 Writes results/bench/analysis-scale-<timestamp>.json and results/bench/analysis-scale.md.
 Rows are shaped like the suite's: every spec's metrics over its quick sweep, spread over systems,
 runs and repeats, with values drawn from a seeded log-normal around 1000.
+
+    .venv/bin/python workflows/benchmarks/scale.py --collect-only --rows 100000 [--repeat 3]
+
+times the collection alone instead (prints, writes nothing): from scratch, the first collection
+into the run cache (results/.collect), an unchanged one and one after a run changed; the median of
+``--repeat`` fresh processes each, with their peak memory (ru_maxrss).
 """
 import argparse
 import datetime as dt
 import json
 import random
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -98,10 +106,74 @@ def measure(rows):
                 "figures": figures}
 
 
+#: Collection phases of --collect-only, in the order they run.
+PHASES = {"scratch": "from scratch (no cache)", "first": "first, into the cache",
+          "unchanged": "incremental, nothing changed", "one-changed": "incremental, one run changed"}
+
+
+def time_collect(phase, results):
+    """One collection in this (fresh) process: prints its seconds and the process's peak RSS."""
+    import resource
+    from crosstalk.ingest import collect
+    from crosstalk.ingestcache import CACHE_NAME
+    cache = results / CACHE_NAME
+    if phase == "first":
+        shutil.rmtree(cache, ignore_errors=True)
+    if phase == "one-changed":
+        report = min(results.glob("*/runs/*/report.json"))
+        with open(report, "a") as fp:
+            fp.write(" ")           # still the same JSON, but new content: that run is read again
+    imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    perf, cases, errors = collect(results, cache=None if phase == "scratch" else cache)
+    seconds = time.perf_counter() - start
+    print(json.dumps({"seconds": seconds, "rows": len(perf), "errors": len(errors),
+                      "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "imports_maxrss_mib": imported / 1024}))
+
+
+def measure_collect(rows, repeat):
+    with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
+        results = Path(tmp)
+        runs = synthesise(results, rows)
+        out = {"rows": rows, "runs": runs}
+        for phase in PHASES:
+            samples = []
+            for _ in range(repeat):
+                proc = run([sys.executable, __file__, "--time-collect", phase, str(results)],
+                           workflow_timeout(), f"collection ({phase})", capture_output=True, check=True,
+                           text=True)
+                samples.append(json.loads(proc.stdout))
+            assert {s["rows"] for s in samples} == {rows}, samples
+            out[phase] = {"seconds": round(statistics.median(s["seconds"] for s in samples), 3),
+                          "maxrss_mib": round(statistics.median(s["maxrss_mib"] for s in samples)),
+                          "imports_maxrss_mib": round(statistics.median(s["imports_maxrss_mib"] for s in samples))}
+        return out
+
+
+def main_collect(args):
+    lines = ["| rows | runs | collection | median time (s) | peak RSS (MiB; after imports) |",
+             "|---:|---:|---|---:|---:|"]
+    for rows in args.rows:
+        print(f"collection scale: {rows} rows, {args.repeat} processes per phase ...", flush=True)
+        m = measure_collect(rows, args.repeat)
+        lines += [f"| {rows:,} | {m['runs']} | {what} | {m[phase]['seconds']} | "
+                  f"{m[phase]['maxrss_mib']} ({m[phase]['imports_maxrss_mib']}) |" for phase, what in PHASES.items()]
+    print("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--collect-only", action="store_true",
+                        help="time the collection alone: from scratch and incremental (prints only)")
+    parser.add_argument("--repeat", type=int, default=3, help="processes per phase with --collect-only")
+    parser.add_argument("--time-collect", nargs=2, metavar=("PHASE", "RESULTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.time_collect:
+        return time_collect(args.time_collect[0], Path(args.time_collect[1]))
+    if args.collect_only:
+        return main_collect(args)
     out_dir = REPO_ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = []

@@ -1,11 +1,15 @@
-"""Snakemake script: collect all runs into the tidy tables; broken files are listed, not fatal."""
+"""Snakemake script: collect all runs into the tidy tables; broken files are listed, not fatal.
+Each run's rows are kept in ``<results>/.collect/``: only new or changed runs are read again."""
 import sys
+from pathlib import Path
 
 from crosstalk.ingest import collect
+from crosstalk.ingestcache import CACHE_NAME
 
 with open(snakemake.log[0], "w") as log:  # noqa: F821 (snakemake injects it)
     perf, cases, errors = collect(snakemake.params.results, snakemake.params.systems,  # noqa: F821
-                                  snakemake.params.examples)  # noqa: F821
+                                  snakemake.params.examples,  # noqa: F821
+                                  cache=Path(snakemake.params.results, CACHE_NAME))  # noqa: F821
     perf.to_parquet(snakemake.output.perf, index=False)  # noqa: F821
     cases.to_parquet(snakemake.output.cases, index=False)  # noqa: F821
     with open(snakemake.output.errors, "w") as fp:  # noqa: F821
