@@ -232,6 +232,22 @@ class VCluster:
         """Whether the nodes see ``path`` as the host does (their /tmp and /dev/shm are their own)."""
         return not _under(path, NODE_PRIVATE) or _under(path, self.shared_paths)
 
+    def _stale_shared_paths(self):
+        """Shared paths whose bind mount on a node shows another directory than the host's (the
+        nodes bound the directory itself, so one deleted and made again is not seen anew)."""
+        stale = set()
+        for node in self.nodes:
+            pid = self.anchor_pid(node)
+            for path in self.shared_paths if pid else ():
+                try:
+                    host, seen = os.stat(path), os.stat(f"/proc/{pid}/root{path}")
+                except OSError:
+                    stale.add(path)
+                    continue
+                if (host.st_dev, host.st_ino) != (seen.st_dev, seen.st_ino):
+                    stale.add(path)
+        return sorted(stale)
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_inventory(cls, path="inventories/vcluster", **overrides):
@@ -484,6 +500,9 @@ class VCluster:
                 changes.append("reconfigured")
         if self.anchor_pid("sw") is None and self.state.exists():
             self.down()             # no switch: nothing else can be trusted, rebuild
+        elif self._stale_shared_paths():
+            self.down()             # e.g. the checkout was deleted and cloned again at that path
+            changes.append("reconfigured")
         for sub in ("pids", "run", "log", "bin", "nodes", "slurmctld", "slurmd", "munge", "shared"):
             (self.state / sub).mkdir(parents=True, exist_ok=True)
         (self.state / "munge").chmod(0o700)

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -39,9 +40,20 @@ def _copies(sections):
     return [text.split() for _, text in sections["files"] if text.strip() and not text.strip().startswith("#")]
 
 
+def _remove_tree(path):
+    """rmtree that first unmounts what a killed mmdebstrap left mounted inside (its chroot binds
+    /proc, /sys, /dev/pts and /dev/shm): deleting through those would reach the host's files."""
+    path = Path(path).resolve()
+    with open("/proc/mounts") as mounts:
+        inside = [Path(line.split()[1]) for line in mounts]
+    for mount in sorted((m for m in inside if path in m.parents), key=lambda m: -len(m.parts)):
+        subprocess.run(["umount", "--lazy", str(mount)], check=True, timeout=60)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _build_rootfs(dest, copies, log):
     tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
+    _remove_tree(tmp)
     hooks = []
     for source, target in copies:
         parent = os.path.dirname(target)
@@ -71,7 +83,7 @@ def rootfs():
     if not (dest / "opt" / "crosstalk" / "versions.txt").exists():
         CACHE.mkdir(parents=True, exist_ok=True)
         for stale in CACHE.glob("rootfs-*"):
-            shutil.rmtree(stale, ignore_errors=True)
+            _remove_tree(stale)
         start = time.monotonic()
         _build_rootfs(dest, _copies(sections), CACHE / "mmdebstrap.log")
         print(f"rootfs built in {time.monotonic() - start:.0f} s: {dest}")

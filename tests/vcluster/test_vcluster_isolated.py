@@ -1,6 +1,7 @@
 """Link control, shaping accuracy and lifecycle on private clusters (never the shared one)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,5 +229,15 @@ def test_checkout_under_tmp_is_shared_but_tmp_stays_private(tmp_path):
             # the rest of the host's /tmp is not the node's
             hidden = vc.exec(node, ["test", "-e", str(tmp_path / "beside")], timeout=30)
             assert hidden.returncode != 0
+        # The clone deleted and made again at the same path: the nodes' binds still show the
+        # deleted directory until up() notices and rebuilds them.
+        shutil.rmtree(checkout)
+        checkout.mkdir()
+        (checkout / "from-host").write_text("seen again\n")
+        assert vc.up() != [] and vc._stale_shared_paths() == []
+        for node in vc.nodes:
+            out = vc.exec(node, ["cat", str(checkout / "from-host")], capture_output=True,
+                          text=True, timeout=30)
+            assert out.stdout == "seen again\n", out.stderr
     finally:
         vc.down()
