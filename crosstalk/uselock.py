@@ -13,12 +13,19 @@ from pathlib import Path
 from crosstalk.errors import CrosstalkError
 
 
-def _holder(handle):
-    try:
-        handle.seek(0)
-        return json.loads(handle.read() or "{}")
-    except ValueError:
-        return {}
+def _holder(handle, settle=1.0):
+    """Who holds the lock. A holder writes its name just after it gets the lock, so an empty file
+    is read again for up to ``settle`` seconds before the holder counts as unknown."""
+    deadline = time.monotonic() + settle
+    while True:
+        try:
+            handle.seek(0)
+            holder = json.loads(handle.read() or "{}")
+        except ValueError:
+            holder = {}
+        if holder or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.05)
 
 
 def _describe(holder):

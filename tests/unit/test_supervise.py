@@ -117,3 +117,22 @@ def test_a_held_lock_refuses_a_second_user_naming_the_first(tmp_path):
         holder.wait(timeout=10)
     with uselock.held(path, "crosstalk run R3"):      # a dead holder leaves no stale lock
         pass
+
+
+def test_a_holder_that_has_not_written_its_name_yet_is_still_named(tmp_path):
+    """The gap between flock and writing the name (a report lost its holder's name in CI)."""
+    path = tmp_path / "x.lock"
+    code = (f"import fcntl, json, os, time\n"
+            f"h = open({str(path)!r}, 'a+'); fcntl.flock(h, fcntl.LOCK_EX)\n"
+            f"print('locked', flush=True); time.sleep(0.4)\n"
+            f"h.write(json.dumps({{'pid': os.getpid(), 'what': 'crosstalk report'}})); h.flush()\n"
+            f"time.sleep(30)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(CrosstalkError, match=rf"in use by crosstalk report \(pid {holder.pid}\)"):
+            with uselock.held(path, "crosstalk report"):
+                pass
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
