@@ -2,7 +2,10 @@
 """Scale benchmark of the analysis (not a test): synthesise N result rows as ReFrame run reports,
 then time the Snakemake workflow (collect, every figure, the report) on them.
 
-    .venv/bin/python workflows/benchmarks/scale.py --rows 10000 100000 1000000
+    .venv/bin/python workflows/benchmarks/scale.py --rows 10000 100000 1000000 [--repeat 3]
+
+Each size: the median of ``--repeat`` reports from scratch; for ``--add-run-to`` rows (100 000)
+also one new run added on top, ``--repeat`` times.
 
 Writes results/bench/analysis-scale-<timestamp>.json and results/bench/analysis-scale.md.
 Rows are shaped like the suite's: every spec's metrics over its quick sweep, spread over systems,
@@ -44,11 +47,13 @@ def case_templates():
     return templates
 
 
-def synthesise(root, rows, systems=4, seed=1):
-    rng = random.Random(seed)
+def synthesise(root, rows, systems=4, seed=1, first_run=0, max_runs=None):
+    """Runs numbered from ``first_run`` holding ``rows`` rows in all (or ``max_runs`` full runs);
+    returns the next run number."""
+    rng = random.Random(seed + first_run)
     templates = case_templates()
-    written, run = 0, 0
-    while written < rows:
+    written, run = 0, first_run
+    while written < rows and (max_runs is None or run < first_run + max_runs):
         system = f"sys{run % systems}"
         run_id = f"20261122T{run:06d}Z-synthetic"
         run_dir = root / system / "runs" / run_id
@@ -92,18 +97,50 @@ def snakemake(results, *targets):
     return time.perf_counter() - start
 
 
-def measure(rows):
-    with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
-        results = Path(tmp)
-        start = time.perf_counter()
-        runs = synthesise(results, rows)
-        synth = time.perf_counter() - start
-        collect = snakemake(results, f"{results}/table.parquet")
-        rest = snakemake(results)
-        figures = sorted(p.name for p in (results / "figures").glob("*.png"))
-        return {"rows": rows, "runs": runs, "synthesise_s": round(synth, 2), "collect_s": round(collect, 2),
-                "figures_and_reports_s": round(rest, 2), "total_s": round(collect + rest, 2),
-                "figures": figures}
+def time_report(results):
+    """One report in this (fresh) process, as ``crosstalk report`` makes it: prints the seconds of
+    the collection and of the figures and reports, and the peak RSS of the workflow's processes."""
+    import resource
+    collect = snakemake(results, f"{results}/table.parquet")
+    rest = snakemake(results)
+    print(json.dumps({"collect_s": collect, "figures_and_reports_s": rest, "total_s": collect + rest,
+                      "maxrss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+
+
+def timed_report(results):
+    proc = run([sys.executable, __file__, "--time-report", str(results)], workflow_timeout(),
+               "timed report", capture_output=True, check=True, text=True)
+    return json.loads(proc.stdout)
+
+
+def median_of(samples):
+    return {key: round(statistics.median(s[key] for s in samples), 2) for key in samples[0]}
+
+
+#: Targets of the analysis at scale (issue "Analysis at scale"): shown beside the measurements.
+TARGETS = {("scratch", 100_000): 20, ("one-new-run", 100_000): 5, ("scratch", 1_000_000): 60}
+
+
+def measure(rows, repeat, add_runs):
+    """Median of ``repeat`` reports from scratch of ``rows`` rows (each in a fresh directory); with
+    ``add_runs``, then one new run added ``repeat`` times to the last of them, each report timed."""
+    scratch, added = [], []
+    for attempt in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
+            results = Path(tmp)
+            runs = synthesise(results, rows)
+            scratch.append(timed_report(results))
+            print(f"  {rows:,} rows from scratch ({attempt + 1}/{repeat}): "
+                  f"{scratch[-1]['total_s']:.1f} s", flush=True)
+            if add_runs and attempt == repeat - 1:
+                for _ in range(repeat):
+                    runs = synthesise(results, rows, first_run=runs, max_runs=1)
+                    added.append(timed_report(results))
+                    print(f"  one new run on top: {added[-1]['total_s']:.1f} s", flush=True)
+    out = [{"scenario": "scratch", "rows": rows, "runs": runs - len(added), **median_of(scratch)}]
+    if added:
+        out.append({"scenario": "one-new-run", "rows": rows, "runs": runs, **median_of(added)})
+    return out
 
 
 #: Collection phases of --collect-only, in the order they run.
@@ -167,31 +204,41 @@ def main():
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--collect-only", action="store_true",
                         help="time the collection alone: from scratch and incremental (prints only)")
-    parser.add_argument("--repeat", type=int, default=3, help="processes per phase with --collect-only")
+    parser.add_argument("--repeat", type=int, default=3, help="measurements per size (the median is kept)")
+    parser.add_argument("--add-run-to", type=int, default=100_000, metavar="ROWS",
+                        help="also time one new run added to this many rows (default 100000)")
     parser.add_argument("--time-collect", nargs=2, metavar=("PHASE", "RESULTS"), help=argparse.SUPPRESS)
+    parser.add_argument("--time-report", metavar="RESULTS", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_collect:
         return time_collect(args.time_collect[0], Path(args.time_collect[1]))
+    if args.time_report:
+        return time_report(Path(args.time_report))
     if args.collect_only:
         return main_collect(args)
     out_dir = REPO_ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = []
     for rows in args.rows:
-        print(f"analysis scale: {rows} rows ...", flush=True)
-        m = measure(rows)
-        print(f"  collect {m['collect_s']} s, figures + reports {m['figures_and_reports_s']} s", flush=True)
-        measurements.append(m)
+        print(f"analysis scale: {rows:,} rows, medians of {args.repeat} ...", flush=True)
+        measurements += measure(rows, args.repeat, rows == args.add_run_to)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    record = {"benchmark": "analysis-scale", "date": stamp, "cores": 2, "measurements": measurements}
+    record = {"benchmark": "analysis-scale", "date": stamp, "cores": 2, "repeat": args.repeat,
+              "measurements": measurements}
     (out_dir / f"analysis-scale-{stamp}.json").write_text(json.dumps(record, indent=2) + "\n")
-    lines = ["| rows | runs | collect (s) | figures + reports (s) | total (s) |", "|---:|---:|---:|---:|---:|"]
-    lines += [f"| {m['rows']:,} | {m['runs']} | {m['collect_s']} | {m['figures_and_reports_s']} | {m['total_s']} |"
-              for m in measurements]
+    what = {"scratch": "from scratch", "one-new-run": "one new run on top"}
+    lines = ["| rows | runs | report | collect (s) | figures + reports (s) | total (s) | target (s) | "
+             "peak RSS (MiB) |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for m in measurements:
+        target = TARGETS.get((m["scenario"], m["rows"]))
+        verdict = "-" if target is None else f"{target} ({'met' if m['total_s'] <= target else 'missed'})"
+        lines.append(f"| {m['rows']:,} | {m['runs']} | {what[m['scenario']]} | {m['collect_s']} | "
+                     f"{m['figures_and_reports_s']} | {m['total_s']} | {verdict} | {m['maxrss_mib']:.0f} |")
     (out_dir / "analysis-scale.md").write_text(
-        f"# Analysis scale benchmark ({stamp}, 2 cores)\n\n" + "\n".join(lines) + "\n")
+        f"# Analysis scale benchmark ({stamp}, 2 cores)\n\nMedians of {args.repeat} reports, each "
+        f"as `crosstalk report` makes it (collection into the run cache, then figures and pages); "
+        f"peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
     print("\n".join(lines))
-
 
 if __name__ == "__main__":
     try:

@@ -1,32 +1,38 @@
-rule figure:
+# One job per scope draws all its figures (one interpreter and matplotlib start-up, not one per
+# figure) and redraws only those whose rows or drawing code changed (crosstalk/figurecache.py).
+FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
+
+
+rule figures:
     input:
         perf=f"{RESULTS}/table.parquet",
     output:
-        png=f"{RESULTS}/figures/{{figure}}.png",
-        svg=f"{RESULTS}/figures/{{figure}}.svg",
-        caption=f"{RESULTS}/figures/{{figure}}.caption.txt",
+        expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=FIGURE_SUFFIXES),
     params:
         systems=SELECTED,
+        figures=FIGURES,
+        figures_dir=lambda wildcards, output: str(Path(output[0]).parent),
     log:
-        f"{RESULTS}/logs/figure-{{figure}}.log",
+        f"{RESULTS}/logs/figures.log",
     conda:
         "../envs/analysis.yaml"
     script:
-        "../scripts/figure.py"
+        "../scripts/figures.py"
 
 
-rule system_figure:
+rule system_figures:
     input:
         perf=f"{RESULTS}/table.parquet",
     output:
-        png=f"{RESULTS}/{{system}}/figures/{{figure}}.png",
-        svg=f"{RESULTS}/{{system}}/figures/{{figure}}.svg",
-        caption=f"{RESULTS}/{{system}}/figures/{{figure}}.caption.txt",
+        expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.{{suffix}}", figure=FIGURES,
+               suffix=FIGURE_SUFFIXES),
     params:
         systems=lambda wildcards: [wildcards.system],
+        figures=FIGURES,
+        figures_dir=lambda wildcards, output: str(Path(output[0]).parent),
     log:
-        f"{RESULTS}/logs/figure-{{system}}-{{figure}}.log",
+        f"{RESULTS}/logs/figures-{{system}}.log",
     conda:
         "../envs/analysis.yaml"
     script:
-        "../scripts/figure.py"
+        "../scripts/figures.py"

@@ -1,0 +1,61 @@
+"""One process draws a scope's figures and redraws only those whose rows changed; a figure drawn
+from its experiment's rows alone is the figure drawn from the whole table (so the cache cannot
+change what the report shows). Real drawings of the shipped example runs."""
+import pandas as pd
+import pytest
+
+from crosstalk import examples_root, figurecache
+from crosstalk.figures import draw
+from crosstalk.ingest import collect
+from crosstalk.report import figure_experiments, figure_ids
+
+
+@pytest.fixture(scope="module")
+def perf(tmp_path_factory):
+    table = collect(tmp_path_factory.mktemp("no-user-runs"), None, examples_root())[0]
+    assert not table.empty
+    return table
+
+
+def outputs(out_dir):
+    return {p.name: p.read_bytes() for p in sorted(out_dir.iterdir()) if p.is_file()}
+
+
+def test_every_figure_reads_only_the_experiment_its_spec_lists(perf, tmp_path):
+    """Drawn from all rows and from its experiment's rows: same caption, same PNG bytes."""
+    experiments = figure_experiments()
+    for fig in figure_ids():
+        whole = draw(fig, perf, [], tmp_path / "whole.png", tmp_path / "whole.svg")
+        rows = figurecache.figure_rows(perf, experiments[fig], [])
+        alone = draw(fig, rows, [], tmp_path / "alone.png", tmp_path / "alone.svg")
+        assert alone == whole, fig
+        assert (tmp_path / "alone.png").read_bytes() == (tmp_path / "whole.png").read_bytes(), fig
+
+
+def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, tmp_path):
+    ids = figure_ids()
+    assert sorted(figurecache.draw_scope(perf, [], tmp_path, ids)) == sorted(ids)
+    first = outputs(tmp_path)
+    assert len(first) == 3 * len(ids)
+    for path in tmp_path.iterdir():      # Snakemake removes a job's outputs before it runs
+        if path.is_file():
+            path.unlink()
+    assert figurecache.draw_scope(perf, [], tmp_path, ids) == []
+    assert outputs(tmp_path) == first
+
+
+def test_changed_rows_redraw_only_their_experiments_figures(perf, tmp_path):
+    ids = figure_ids()
+    figurecache.draw_scope(perf, [], tmp_path, ids)
+    stream = perf.experiment == "stream"
+    changed = pd.concat([perf[~stream], perf[stream].assign(value=perf[stream].value * 2)])
+    redrawn = figurecache.draw_scope(changed, [], tmp_path, ids)
+    assert redrawn == [f for f, exp in figure_experiments().items() if exp == "stream"]
+    assert redrawn   # the stream spec lists a figure: the check above is not vacuous
+
+
+def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, tmp_path):
+    ids = figure_ids()[:2]
+    figurecache.draw_scope(perf, [], tmp_path, ids)
+    (tmp_path / ".cache" / f"{ids[0]}.key").unlink()   # what an interrupted drawing leaves
+    assert figurecache.draw_scope(perf, [], tmp_path, ids) == [ids[0]]

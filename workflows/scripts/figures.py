@@ -1,0 +1,17 @@
+"""Snakemake script: draw every figure of one scope in this process, redrawing only changed ones."""
+import time
+
+import pandas as pd
+
+from crosstalk.figurecache import draw_scope
+
+started = time.monotonic()
+perf = pd.read_parquet(snakemake.input.perf)  # noqa: F821
+with open(snakemake.log[0], "w") as log:  # noqa: F821
+    redrawn = draw_scope(
+        perf, snakemake.params.systems, snakemake.params.figures_dir,  # noqa: F821
+        snakemake.params.figures,  # noqa: F821
+        progress=lambda fig, drew: print(f"{'drew' if drew else 'kept'} {fig}", file=log, flush=True))
+    print(f"{len(redrawn)} of {len(snakemake.params.figures)} figures redrawn for "  # noqa: F821
+          f"{snakemake.params.systems or 'all systems'} in {time.monotonic() - started:.1f} s",  # noqa: F821
+          file=log)
