@@ -2,6 +2,7 @@
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -166,8 +167,10 @@ def benchmark_sections(results_dir):
     for title, rel in BENCHMARK_PAGES:
         path = Path(results_dir) / rel
         if path.exists():
-            sections.append({"title": title,
-                             "html": markdown.markdown(path.read_text(), extensions=["tables"])})
+            # the page's own headings go below the section's <h2>
+            text = re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", path.read_text(),
+                          flags=re.M)
+            sections.append({"title": title, "html": markdown.markdown(text, extensions=["tables"])})
     return sections
 
 

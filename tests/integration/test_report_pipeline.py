@@ -32,6 +32,8 @@ def reported(tmp_path_factory):
         if system_dir.is_dir():
             shutil.copytree(system_dir, results / system_dir.name)
     shutil.copytree(COPIED, results / "vcluster" / "runs" / COPIED.name)
+    (results / "bench").mkdir()
+    shutil.copy(REPO / "results" / "bench" / "analysis-scale.md", results / "bench")
     env = dict(tool_env(), CROSSTALK_RESULTS_DIR=str(results))
     # Two reports at once, as two users or a cron job and a person would: the second waits for the
     # first, and every test below checks the table and report they leave.
@@ -51,6 +53,12 @@ def analysed(reported):
 def test_a_second_report_at_once_waits_for_the_first(reported):
     waited = [err for err in reported[1] if "waiting for crosstalk report (pid" in err]
     assert len(waited) == 1, reported[1]
+
+
+def test_a_benchmark_page_is_shown_as_a_table_not_as_markup(analysed):
+    page = (analysed / "report.html").read_text()
+    section = page.split("<h2>Analysis scale</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<table>" in section and "&lt;" not in section, section[:500]
 
 
 def test_every_listed_figure_has_a_drawing_function():
