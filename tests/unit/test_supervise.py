@@ -1,6 +1,7 @@
 """The stop logic of ``crosstalk run`` on real child processes (no ReFrame): a first signal asks
 the session to stop, a second (or the grace period) kills it, and so does its time limit; the
 use lock refuses or queues a second user. Signals are sent to this process, as a terminal would."""
+import contextlib
 import io
 import os
 import signal
@@ -96,14 +97,24 @@ def test_parse_duration():
     assert [parse_duration(t) for t in ("30s", "5m", "2h")] == [30, 300, 7200]
 
 
+@contextlib.contextmanager
+def lock_holder(code):
+    """Another process running ``code``, once it has printed its first line (it holds the lock)."""
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip()
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+
+
 def test_a_held_lock_refuses_a_second_user_naming_the_first(tmp_path):
     path = tmp_path / "x.lock"
     code = (f"from crosstalk import uselock; import time\n"
             f"with uselock.held({str(path)!r}, 'crosstalk run R1'):\n"
             f"    print('held', flush=True); time.sleep(30)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with lock_holder(code) as holder:
         with pytest.raises(CrosstalkError, match=rf"in use by crosstalk run R1 \(pid {holder.pid}\)"):
             with uselock.held(path, "crosstalk run R2"):
                 pass
@@ -112,9 +123,6 @@ def test_a_held_lock_refuses_a_second_user_naming_the_first(tmp_path):
             with uselock.held(path, "crosstalk report", wait=1, on_wait=waited.append):
                 pass
         assert waited == [f"crosstalk run R1 (pid {holder.pid})"]
-    finally:
-        holder.kill()
-        holder.wait(timeout=10)
     with uselock.held(path, "crosstalk run R3"):      # a dead holder leaves no stale lock
         pass
 
@@ -127,12 +135,7 @@ def test_a_holder_that_has_not_written_its_name_yet_is_still_named(tmp_path):
             f"print('locked', flush=True); time.sleep(0.4)\n"
             f"h.write(json.dumps({{'pid': os.getpid(), 'what': 'crosstalk report'}})); h.flush()\n"
             f"time.sleep(30)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "locked\n"
+    with lock_holder(code) as holder:
         with pytest.raises(CrosstalkError, match=rf"in use by crosstalk report \(pid {holder.pid}\)"):
             with uselock.held(path, "crosstalk report"):
                 pass
-    finally:
-        holder.kill()
-        holder.wait(timeout=10)

@@ -107,14 +107,16 @@ def time_report(results):
                       "maxrss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 
 
-def timed_report(results):
-    proc = run([sys.executable, __file__, "--time-report", str(results)], workflow_timeout(),
-               "timed report", capture_output=True, check=True, text=True)
+def in_fresh_process(what, *args):
+    """The JSON line this script prints when run with ``args`` (a --time-* mode) in a new process,
+    so that peak memory and imports belong to that one measurement."""
+    proc = run([sys.executable, __file__, *args], workflow_timeout(), what, capture_output=True,
+               check=True, text=True)
     return json.loads(proc.stdout)
 
 
-def median_of(samples):
-    return {key: round(statistics.median(s[key] for s in samples), 2) for key in samples[0]}
+def median_of(samples, digits=2):
+    return {key: round(statistics.median(s[key] for s in samples), digits) for key in samples[0]}
 
 
 #: Targets of the analysis at scale (issue "Analysis at scale"): shown beside the measurements.
@@ -129,13 +131,13 @@ def measure(rows, repeat, add_runs):
         with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
             results = Path(tmp)
             runs = synthesise(results, rows)
-            scratch.append(timed_report(results))
+            scratch.append(in_fresh_process("timed report", "--time-report", str(results)))
             print(f"  {rows:,} rows from scratch ({attempt + 1}/{repeat}): "
                   f"{scratch[-1]['total_s']:.1f} s", flush=True)
             if add_runs and attempt == repeat - 1:
                 for _ in range(repeat):
                     runs = synthesise(results, rows, first_run=runs, max_runs=1)
-                    added.append(timed_report(results))
+                    added.append(in_fresh_process("timed report", "--time-report", str(results)))
                     print(f"  one new run on top: {added[-1]['total_s']:.1f} s", flush=True)
     out = [{"scenario": "scratch", "rows": rows, "runs": runs - len(added), **median_of(scratch)}]
     if added:
@@ -175,16 +177,10 @@ def measure_collect(rows, repeat):
         runs = synthesise(results, rows)
         out = {"rows": rows, "runs": runs}
         for phase in PHASES:
-            samples = []
-            for _ in range(repeat):
-                proc = run([sys.executable, __file__, "--time-collect", phase, str(results)],
-                           workflow_timeout(), f"collection ({phase})", capture_output=True, check=True,
-                           text=True)
-                samples.append(json.loads(proc.stdout))
+            samples = [in_fresh_process(f"collection ({phase})", "--time-collect", phase, str(results))
+                       for _ in range(repeat)]
             assert {s["rows"] for s in samples} == {rows}, samples
-            out[phase] = {"seconds": round(statistics.median(s["seconds"] for s in samples), 3),
-                          "maxrss_mib": round(statistics.median(s["maxrss_mib"] for s in samples)),
-                          "imports_maxrss_mib": round(statistics.median(s["imports_maxrss_mib"] for s in samples))}
+            out[phase] = median_of(samples, 3)
         return out
 
 
@@ -195,7 +191,8 @@ def main_collect(args):
         print(f"collection scale: {rows} rows, {args.repeat} processes per phase ...", flush=True)
         m = measure_collect(rows, args.repeat)
         lines += [f"| {rows:,} | {m['runs']} | {what} | {m[phase]['seconds']} | "
-                  f"{m[phase]['maxrss_mib']} ({m[phase]['imports_maxrss_mib']}) |" for phase, what in PHASES.items()]
+                  f"{m[phase]['maxrss_mib']:.0f} ({m[phase]['imports_maxrss_mib']:.0f}) |"
+                  for phase, what in PHASES.items()]
     print("\n".join(lines))
 
 
