@@ -18,6 +18,7 @@ COMMAND_MODULES = {
     "run": "crosstalk.runner",
     "report": "crosstalk.report",
     "compare": "crosstalk.compare",
+    "claims": "crosstalk.claims.cli",
     "refs": "crosstalk.references",
     "vcluster": "crosstalk.vcluster.cli",
     "link": "crosstalk.vcluster.cli",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from crosstalk import REPO_ROOT, examples_root, results_root, uselock
 from crosstalk.argtypes import SYSTEM_NAME, number
-from crosstalk.bibliography import citation
+from crosstalk.bibliography import bibliography, citation
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
 from crosstalk.ingest import load_provenance, platform_of
@@ -118,6 +118,31 @@ def platform_table(cases, runs):
     return _user_first(rows.values())
 
 
+def paper_order(key):
+    """Papers in the bibliography's order (that of the seeds the experiments come from)."""
+    keys = list(bibliography())
+    return keys.index(key) if key in keys else len(keys)
+
+
+def claim_tables(perf, cases, platforms):
+    """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform."""
+    from crosstalk.claims import counts, judge
+    from crosstalk.claims.present import citation as claim_citation, paper_text, summary
+    verdicts = judge(perf, cases)
+    cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v)} for v in verdicts}
+    papers = {}
+    for v in verdicts:
+        rows = papers.setdefault(v["paper"], {})
+        rows.setdefault(v["id"], {"id": v["id"], "claim": v["claim"], "citation": claim_citation(v),
+                                  "artefact": v["artefact"], "paper": paper_text(v)})
+    bib = bibliography()
+    tables = [{"paper": key, "heading": f"{bib[key]['short']}: {bib[key]['title']}", "claims": [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]}
+                                         for row in rows.values()]}
+              for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
+    totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
+    return {"platforms": platforms, "tables": tables, "totals": totals}
+
+
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                  captions=None, extra_sections=None, examples_dir=None):
     """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
@@ -142,12 +167,14 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                        for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
     runs = load_runs(results_dir, systems, examples_dir)
     platforms = platform_table(cases, runs)
+    claims = claim_tables(perf, cases, [p["platform"] for p in platforms])
+    experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number
     env.filters["citation"] = citation
     html = env.get_template("report.html.j2").render(
         systems=systems or sorted({p["system"] for p in platforms}), experiments=experiments,
-        counts=counts, errors=errors, platforms=platforms, runs=runs,
+        counts=counts, errors=errors, platforms=platforms, runs=runs, claims=claims,
         origin_text=ORIGIN_TEXT, extra_sections=extra_sections or [],
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)

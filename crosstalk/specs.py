@@ -13,6 +13,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.bibliography import BIBLIOGRAPHY_PATH, bibliography
+from crosstalk.claimcheck import check_claims
 from crosstalk.errors import InputError
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
@@ -156,6 +157,7 @@ def load_spec_file(path):
         unknown = set(check.get("when", {})) - parameters
         if unknown:
             raise InputError(path, f"portable_checks.{i}.when", f"unknown parameter {sorted(unknown)[0]!r}")
+    check_claims(path, data, EXPERIMENTS_DIR)
     for profile in PROFILES:
         if set(data["profiles"][profile]["parameters"]) != set(data["profiles"]["quick"]["parameters"]):
             raise InputError(path, f"profiles.{profile}.parameters",

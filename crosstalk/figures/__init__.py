@@ -59,10 +59,10 @@ def ordered_targets(df):
     return [t for _, t in sorted((origin != "user", target) for target, origin in pairs)]
 
 
-def run_path(row):
-    """The directory of the run a table row came from: the user's results or the shipped examples."""
-    root = examples_root() if row.origin == "example" else results_root()
-    return root / row.system / "runs" / row.run_id
+def run_dir_of(origin, system, run_id):
+    """The directory of a run: under the user's results or the shipped examples."""
+    root = examples_root() if origin == "example" else results_root()
+    return root / system / "runs" / run_id
 
 
 def no_data(ax, what):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import (SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_path,
+from crosstalk.figures import (SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of,
                                with_target)
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 
@@ -91,13 +91,17 @@ def _read_half_rtts(path):
     return values
 
 
+#: The columns naming one job of a run: its probe samples are in that job's output.
+RUN_CASE = ("origin", "system", "run_id", "case", "partition")
+
+
 def probe_samples(wide, target, load, which="rfm_job.out"):
     """Every ImpactB half round trip (us) under ``load`` on ``target``, pooled over runs
     (``which``: the loaded probe, or ``idle_probe.out`` for the same jobs' idle-fabric runs)."""
-    rows = wide[(wide["target"] == target) & (wide["load"] == load)]
+    jobs = wide.loc[(wide["target"] == target) & (wide["load"] == load), list(RUN_CASE)].drop_duplicates()
     values = []
-    for row in rows.drop_duplicates(["origin", "system", "run_id", "case", "partition"]).itertuples():
-        out = _report_dirs(str(run_path(row))).get((row.case, row.partition))
+    for origin, system, run_id, case, partition in jobs.itertuples(index=False, name=None):
+        out = _report_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition))
         if out is not None:
             values += _read_half_rtts(out / which)
     return np.asarray(values, dtype=float)

@@ -6,6 +6,7 @@ specs list is drawn, the report is written, the systems and host classes are dra
 the examples kept apart, and the workflow passes `snakemake --lint`. Two reports are started at
 once on the same results: the second waits for the first and the table they leave is whole."""
 import json
+import re
 import shutil
 import subprocess
 
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 
 from crosstalk import examples_root
+from crosstalk.claims import spec_claims
 from crosstalk.cli import main
 from crosstalk.figures import FIGURES
 from crosstalk.hostclass import from_provenance
@@ -136,6 +138,66 @@ def test_no_examples_flag_leaves_them_out(monkeypatch):
     main(["report"])
     main(["report", "--no-examples"])
     assert f"examples={examples_root()}" in argvs[0] and "examples=" in argvs[1]
+
+
+def test_the_report_opens_with_the_verdicts(analysed):
+    page = (analysed / "report.html").read_text()
+    headings = re.findall(r"<h2[^>]*>(.*?)</h2>", page)
+    assert headings[0] == "What the papers claim, and what reproduces here"
+    papers = {claim["paper"] for _, claim in spec_claims()}
+    assert page.count('<table class="verdicts">') == len(papers) >= 4        # one per paper
+    assert "vcluster@%s</th>" % HOST_CLASS in page                          # the user's copy, judged
+    for verdict in ("reproduced", "contradicted", "not run"):
+        assert f'<span class="v-{verdict.replace(" ", "-")}">{verdict}</span>' in page
+
+
+def test_in_a_browser_every_figure_loads_and_every_link_resolves(analysed):
+    """Headless Chromium (Debian's) loads the page as a reader would; the page's own check marks
+    any image that did not load. Links: every #anchor is an element id, every file link exists."""
+    chromium = shutil.which("chromium")
+    assert chromium, "chromium is installed by playbooks/provision.yml (packages role)"
+    page = analysed / "report.html"
+    proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                           "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=180)
+    dom = proc.stdout
+    checked = re.search(r'data-images-checked="(\d+)"', dom)
+    assert checked, proc.stderr[-2000:]
+    assert int(checked.group(1)) == len(figure_ids()) and 'data-images-broken="0"' in dom
+    ids = set(re.findall(r'\bid="([^"]+)"', dom))
+    for href in set(re.findall(r'href="([^"]+)"', dom)):
+        if href.startswith("#"):
+            assert href[1:] in ids, href
+        elif not re.match(r"^[a-z]+:", href):
+            assert (page.parent / href).exists(), href
+
+
+def planned_jobs(results):
+    """``[(rule, system wildcard or None)]`` of the jobs a dry run of the workflow plans."""
+    argv = [venv_tool("snakemake"), "-s", str(WORKFLOW), "-d", str(REPO), "--cores", "2", "--dry-run",
+            "--config", f"results={results}", f"examples={examples_root()}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=tool_env(), timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    blocks = re.split(r"^(?:local)?rule (\w+):$", proc.stdout, flags=re.M)[1:]
+    return [(name, (re.findall(r"^\s+wildcards: system=(\S+)$", body, flags=re.M) or [None])[0])
+            for name, body in zip(blocks[::2], blocks[1::2])]
+
+
+def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
+    """Up to date, nothing is planned; with a new run of one system, its table, figures and page
+    and the overview's are, and nothing of the other system (its page does not depend on it)."""
+    assert planned_jobs(analysed) == []
+    runs = analysed / "local" / "runs"
+    added = runs / "20991231T000000Z-new"
+    shutil.copytree(min(runs.iterdir()), added)
+    try:
+        jobs = planned_jobs(analysed)
+    finally:
+        shutil.rmtree(added)
+    assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None),
+                                            ("system_figures", "local"), ("figures", None),
+                                            ("system_report", "local"), ("report", None),
+                                            ("all", None)], key=str)
 
 
 def test_systems_subset_via_config(analysed):

@@ -5,7 +5,8 @@ then time the Snakemake workflow (collect, every figure, the report) on them.
     .venv/bin/python workflows/benchmarks/scale.py --rows 10000 100000 1000000 [--repeat 3]
 
 Each size: the median of ``--repeat`` reports from scratch; for ``--add-run-to`` rows (100 000)
-also one new run added on top, ``--repeat`` times.
+also one new run added on top, ``--repeat`` times: a run of every experiment (as the quick suite
+makes), then a run of STREAM alone (as re-running one spec makes).
 
 Writes results/bench/analysis-scale-<timestamp>.json and results/bench/analysis-scale.md.
 Rows are shaped like the suite's: every spec's metrics over its quick sweep, spread over systems,
@@ -38,20 +39,23 @@ from crosstalk.specs import all_specs  # noqa: E402
 CASES_PER_RUN = 2000
 
 
-def case_templates():
+def case_templates(experiment=None):
+    """(spec, test name, sweep point) of every quick case, or of one experiment's."""
     templates = []
     for spec in all_specs():
+        if experiment and spec.name != experiment:
+            continue
         test = "".join(part.title() for part in spec.name.replace("-", "_").split("_"))
         for point in spec.sweep("quick"):
             templates.append((spec, test, point))
     return templates
 
 
-def synthesise(root, rows, systems=4, seed=1, first_run=0, max_runs=None):
-    """Runs numbered from ``first_run`` holding ``rows`` rows in all (or ``max_runs`` full runs);
-    returns the next run number."""
+def synthesise(root, rows, systems=4, seed=1, first_run=0, max_runs=None, experiment=None):
+    """Runs numbered from ``first_run`` holding ``rows`` rows in all (or ``max_runs`` full runs),
+    of every experiment or of ``experiment`` alone; returns the next run number."""
     rng = random.Random(seed + first_run)
-    templates = case_templates()
+    templates = case_templates(experiment)
     written, run = 0, first_run
     while written < rows and (max_runs is None or run < first_run + max_runs):
         system = f"sys{run % systems}"
@@ -123,25 +127,33 @@ def median_of(samples, digits=2):
 TARGETS = {("scratch", 100_000): 20, ("one-new-run", 100_000): 5, ("scratch", 1_000_000): 60}
 
 
+#: Runs added on top of ``--add-run-to`` rows: scenario -> the experiment the run holds (None: all).
+ADDED_RUNS = {"one-new-run": None, "one-new-stream-run": "stream"}
+
+
 def measure(rows, repeat, add_runs):
     """Median of ``repeat`` reports from scratch of ``rows`` rows (each in a fresh directory); with
-    ``add_runs``, then one new run added ``repeat`` times to the last of them, each report timed."""
-    scratch, added = [], []
+    ``add_runs``, then for each of ADDED_RUNS one such run added ``repeat`` times to the last of
+    them, each report timed."""
+    scratch, added = [], {scenario: [] for scenario in ADDED_RUNS}
     for attempt in range(repeat):
         with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
             results = Path(tmp)
             runs = synthesise(results, rows)
+            first_runs = runs
             scratch.append(in_fresh_process("timed report", "--time-report", str(results)))
             print(f"  {rows:,} rows from scratch ({attempt + 1}/{repeat}): "
                   f"{scratch[-1]['total_s']:.1f} s", flush=True)
             if add_runs and attempt == repeat - 1:
-                for _ in range(repeat):
-                    runs = synthesise(results, rows, first_run=runs, max_runs=1)
-                    added.append(in_fresh_process("timed report", "--time-report", str(results)))
-                    print(f"  one new run on top: {added[-1]['total_s']:.1f} s", flush=True)
-    out = [{"scenario": "scratch", "rows": rows, "runs": runs - len(added), **median_of(scratch)}]
-    if added:
-        out.append({"scenario": "one-new-run", "rows": rows, "runs": runs, **median_of(added)})
+                for scenario, experiment in ADDED_RUNS.items():
+                    for _ in range(repeat):
+                        runs = synthesise(results, rows, first_run=runs, max_runs=1, experiment=experiment)
+                        added[scenario].append(in_fresh_process("timed report", "--time-report",
+                                                                str(results)))
+                        print(f"  {scenario}: {added[scenario][-1]['total_s']:.1f} s", flush=True)
+    out = [{"scenario": "scratch", "rows": rows, "runs": first_runs, **median_of(scratch)}]
+    out += [{"scenario": scenario, "rows": rows, "runs": f"{first_runs} + 1", **median_of(samples)}
+            for scenario, samples in added.items() if samples]
     return out
 
 
@@ -223,7 +235,8 @@ def main():
     record = {"benchmark": "analysis-scale", "date": stamp, "cores": 2, "repeat": args.repeat,
               "measurements": measurements}
     (out_dir / f"analysis-scale-{stamp}.json").write_text(json.dumps(record, indent=2) + "\n")
-    what = {"scratch": "from scratch", "one-new-run": "one new run on top"}
+    what = {"scratch": "from scratch", "one-new-run": "one new run on top (every experiment)",
+            "one-new-stream-run": "one new run on top (STREAM only)"}
     lines = ["| rows | runs | report | collect (s) | figures + reports (s) | total (s) | target (s) | "
              "peak RSS (MiB) |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
     for m in measurements:

@@ -1,6 +1,29 @@
+# Each system's runs are collected by a job of their own, so a new run re-draws and re-renders
+# only its system's page and the overview; the overview's table then reads every run from the
+# run cache (<results>/.collect) the system jobs filled.
+rule system_table:
+    input:
+        system_run_reports,
+    output:
+        perf=f"{RESULTS}/{{system}}/table.parquet",
+        cases=f"{RESULTS}/{{system}}/cases.parquet",
+        errors=f"{RESULTS}/{{system}}/collect-errors.txt",
+    params:
+        results=lambda wildcards, output: results_dir(output.perf, system=True),
+        systems=lambda wildcards: [wildcards.system],
+        examples=EXAMPLES,
+    log:
+        f"{RESULTS}/logs/collect-{{system}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/collect.py"
+
+
 rule collect:
     input:
         run_reports,
+        expand(f"{RESULTS}/{{system}}/table.parquet", system=SYSTEMS),
     output:
         perf=f"{RESULTS}/table.parquet",
         cases=f"{RESULTS}/cases.parquet",

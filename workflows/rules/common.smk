@@ -3,21 +3,51 @@ from pathlib import Path
 from crosstalk.report import BENCHMARK_PAGES
 
 
-def results_dir(table_path):
-    """The results directory a rule works in, derived from its table's path."""
-    return str(Path(table_path).parent)
+def results_dir(table_path, system=False):
+    """The results directory of a job, derived from its table's path (the overview's
+    ``<results>/table.parquet``, or a system's ``<results>/<system>/table.parquet``)."""
+    path = Path(table_path).parent
+    return str(path.parent if system else path)
 
 
-def run_reports(wildcards):
-    """Every run report of the selected systems, the user's and the shipped examples', with the
+def _reports(systems):
+    """Run reports of ``systems`` (None: all), the user's and the shipped examples', with the
     reports of resumed attempts (a new, changed or resumed run re-triggers the collection)."""
     return sorted(
         str(p)
         for root in filter(None, (RESULTS, EXAMPLES))
         for pattern in ("*/runs/*/report.json", "*/runs/*/attempts/*/*/report.json")
         for p in Path(root).glob(pattern)
-        if not SELECTED or p.relative_to(root).parts[0] in SELECTED
+        if systems is None or p.relative_to(root).parts[0] in systems
     )
+
+
+def run_reports(wildcards):
+    """Every run report of the selected systems."""
+    return _reports(SELECTED or None)
+
+
+def system_run_reports(wildcards):
+    """The run reports of one system (its own and the examples' of the same name)."""
+    return _reports([wildcards.system])
+
+
+def _repo_files(*patterns):
+    root = Path(workflow.basedir).parent
+    return sorted(str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file())
+
+
+def report_code(wildcards):
+    """What renders a page besides its tables: the template, the report and claims code and the
+    specs (their claims and titles); a change to any re-renders the pages."""
+    return _repo_files("crosstalk/templates/*", "crosstalk/report.py", "crosstalk/claims/*.py",
+                       "experiments/*.yaml")
+
+
+def figure_code(wildcards):
+    """What draws the figures besides their rows (crosstalk/figurecache.py: DRAWING_INPUTS); a
+    change runs the figure jobs, which redraw the figures it concerns."""
+    return _repo_files("crosstalk/figures/*.py", "crosstalk/models/*.py", "results/papers/*")
 
 
 def benchmark_pages(wildcards):

@@ -6,6 +6,7 @@ FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
 rule figures:
     input:
         perf=f"{RESULTS}/table.parquet",
+        code=figure_code,
     output:
         expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=FIGURE_SUFFIXES),
     params:
@@ -22,7 +23,8 @@ rule figures:
 
 rule system_figures:
     input:
-        perf=f"{RESULTS}/table.parquet",
+        perf=f"{RESULTS}/{{system}}/table.parquet",
+        code=figure_code,
     output:
         expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.{{suffix}}", figure=FIGURES,
                suffix=FIGURE_SUFFIXES),

@@ -5,6 +5,7 @@ rule report:
         errors=f"{RESULTS}/collect-errors.txt",
         captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
         benchmarks=benchmark_pages,
+        code=report_code,
     output:
         html=f"{RESULTS}/report.html",
     params:
@@ -22,16 +23,17 @@ rule report:
 
 rule system_report:
     input:
-        perf=f"{RESULTS}/table.parquet",
-        cases=f"{RESULTS}/cases.parquet",
-        errors=f"{RESULTS}/collect-errors.txt",
+        perf=f"{RESULTS}/{{system}}/table.parquet",
+        cases=f"{RESULTS}/{{system}}/cases.parquet",
+        errors=f"{RESULTS}/{{system}}/collect-errors.txt",
         captions=expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.caption.txt", figure=FIGURES),
+        code=report_code,
     output:
         html=f"{RESULTS}/{{system}}/report.html",
     params:
         systems=lambda wildcards: [wildcards.system],
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
-        results=lambda wildcards, input: results_dir(input.perf),
+        results=lambda wildcards, input: results_dir(input.perf, system=True),
         examples=EXAMPLES,
     log:
         f"{RESULTS}/logs/report-{{system}}.log",

@@ -1,0 +1,100 @@
+"""``crosstalk claims``: the papers' claims judged on your runs, one table per platform.
+
+Exit status 1 if a claim is contradicted on one of your platforms (a CI gate; the shipped examples,
+shown with ``--examples``, never gate), 2 for bad input or a broken run (the others are judged).
+"""
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from crosstalk import examples_root, results_root, uselock
+from crosstalk.argtypes import SYSTEM_NAME
+from crosstalk.errors import InputError
+
+
+def _collect(systems, examples):
+    from crosstalk.ingest import collect
+    from crosstalk.ingestcache import CACHE_NAME
+    root = results_root()
+    # The run cache is shared with `crosstalk report`: one of them at a time writes it.
+    with uselock.held(root / ".report.lock", "crosstalk claims", wait=600,
+                      on_wait=lambda holder: print(f"crosstalk: claims: waiting for {holder}", flush=True)):
+        return collect(root, systems or None, examples_root() if examples else None, cache=root / CACHE_NAME)
+
+
+def print_verdicts(verdicts, out=sys.stdout):
+    from crosstalk.claims import counts
+    from crosstalk.claims.present import citation, paper_text, summary
+    platform = None
+    for row in verdicts:
+        if row["platform"] != platform:
+            platform = row["platform"]
+            c = counts([r for r in verdicts if r["platform"] == platform])
+            print(f"\n{platform}  {row['host_label']}\n  " + ", ".join(f"{n} {v}" for v, n in c.items()), file=out)
+        print(f"  {row['verdict'].upper():<13} {row['id']} ({citation(row)})", file=out)
+        print(f"      claim: {row['claim']}", file=out)
+        print(f"      paper: {paper_text(row)}", file=out)
+        for line in summary(row):
+            print(f"      here:  {line}", file=out)
+
+
+def write_junit(verdicts, path):
+    from crosstalk.claims.present import citation, summary
+    suite = ET.Element("testsuite", name="crosstalk-claims", tests=str(len(verdicts)),
+                       failures=str(sum(v["verdict"] == "contradicted" for v in verdicts)),
+                       skipped=str(sum(v["verdict"] in ("not run", "inconclusive") for v in verdicts)))
+    for v in verdicts:
+        case = ET.SubElement(suite, "testcase", classname=f"{v['platform']}.{v['experiment']}",
+                             name=f"{v['id']} ({citation(v)})")
+        detail = f"{v['claim']} Here: " + " | ".join(summary(v))
+        if v["verdict"] == "contradicted":
+            ET.SubElement(case, "failure", message=f"contradicted: {detail}")
+        elif v["verdict"] in ("not run", "inconclusive"):
+            ET.SubElement(case, "skipped", message=f"{v['verdict']}: {detail}")
+        else:
+            ET.SubElement(case, "system-out").text = f"reproduced: {detail}"
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _cmd_claims(args):
+    from crosstalk.claims import counts, judge, spec_claims
+    if args.junit and (args.junit.is_dir() or not args.junit.parent.is_dir()):
+        raise InputError(args.junit, "--junit", "is a directory" if args.junit.is_dir() else
+                         f"no such directory {str(args.junit.parent)!r} to write it in")
+    systems = [s for s in (args.system or "").split(",") if s]
+    for system in systems:
+        if not SYSTEM_NAME.match(system):
+            raise InputError("--system", None, f"{system!r} is not a system name")
+    wanted = [c for c in (args.claim or "").split(",") if c]
+    known = {claim["id"] for _, claim in spec_claims()}
+    for cid in wanted:
+        if cid not in known:
+            raise InputError("--claim", None, f"unknown claim {cid!r} (crosstalk claims lists them)")
+    perf, cases, errors = _collect(systems, args.examples)
+    for err in errors:
+        print(f"crosstalk: error: {err} (run skipped)", file=sys.stderr)
+    if cases.empty and perf.empty:
+        where = f"system {', '.join(systems)}" if systems else "any system"
+        raise InputError(results_root(), None, f"no runs of {where} to judge (crosstalk run makes them; "
+                         "--examples judges the shipped example runs)")
+    verdicts = [v for v in judge(perf, cases) if not wanted or v["id"] in wanted]
+    print_verdicts(verdicts)
+    total = counts(verdicts)
+    print("\n" + ", ".join(f"{n} {v}" for v, n in total.items()) +
+          f" ({len(verdicts)} claims x platforms; intervals: 90 % of the median, exact)")
+    if args.junit:
+        write_junit(verdicts, args.junit)
+    if errors:
+        return 2
+    gate = [v for v in verdicts if v["origin"] == "user" and v["verdict"] == "contradicted"]
+    return 1 if gate else 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser("claims", help="judge the papers' claims on your runs (exit 1 if one is contradicted)")
+    p.add_argument("--system", metavar="S[,S...]", help="only these systems (default: all of yours)")
+    p.add_argument("--claim", metavar="ID[,ID...]", help="only these claims (ids as listed)")
+    p.add_argument("--examples", action="store_true",
+                   help="also judge the shipped example runs (shown apart; they never change the exit status)")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here (contradicted: failure; inconclusive, not run: skipped)")
+    p.set_defaults(func=_cmd_claims)

@@ -1,0 +1,119 @@
+"""The values a claim compares, per sample, from the tidy table of one platform.
+
+An operand is ``{metric, select, experiment}`` (a spec metric in the cases whose parameters match
+``select``; ``"@max"``/``"@min"`` mean the largest/smallest value of that parameter measured), a
+``{ratio: [operand, operand]}`` formed per sample, or a constant ``{value: x}``. A *sample* is one
+measurement of a case: the pairing key below. Operands are paired on it, so that a ratio compares
+conditions measured in the same run, partition and repeat (the machine's state of that moment).
+"""
+import fnmatch
+import json
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+#: What identifies one sample across the cases of a run: the spec's repeat and the case's copy
+#: (``sample``: ReFrame's --repeat and --reruns copies are numbered per case, so the i-th copies of
+#: two cases pair up).
+SAMPLE_KEY = ["run_id", "partition", "environ", "repeat", "sample"]
+
+
+class Missing(Exception):
+    """An operand has no values here: ``experiment`` and ``select`` say which cases (for the
+    not-run reason)."""
+
+    def __init__(self, experiment, select, metric):
+        super().__init__(f"no {metric} values in {experiment} cases {describe(select)}")
+        self.experiment, self.select, self.metric = experiment, select, metric
+
+
+def describe(select):
+    return "{" + ", ".join(f"{k}={v}" for k, v in select.items()) + "}" if select else "(all)"
+
+
+@lru_cache(maxsize=None)
+def decode(params):
+    """A case's parameters from the table's ``params`` text (few distinct ones: decoded once)."""
+    try:
+        value = json.loads(params) if isinstance(params, str) else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def distinct_params(rows):
+    """``{params text: parameters}`` of the rows."""
+    return {text: decode(text) for text in rows["params"].dropna().unique()}
+
+
+def resolve(select, rows):
+    """``select`` with ``@max``/``@min`` replaced by the largest/smallest value measured in ``rows``."""
+    out = {}
+    for name, wanted in select.items():
+        if wanted in ("@max", "@min"):
+            values = [p[name] for p in distinct_params(rows).values() if isinstance(p.get(name), (int, float))]
+            if not values:
+                out[name] = wanted
+                continue
+            wanted = max(values) if wanted == "@max" else min(values)
+        out[name] = wanted
+    return out
+
+
+def _matches(value, wanted):
+    return fnmatch.fnmatchcase(str(value), wanted) if "*" in wanted else str(value) == wanted
+
+
+def matching(rows, select):
+    """Rows whose parameters have every selected value, compared as text (YAML's 16 and the
+    report's "16" are one value); ``*`` matches any text ("compressionb:*"). Decided once per
+    distinct parameter set, then selected on the whole column."""
+    if not select:
+        return rows
+    want = {k: str(v) for k, v in select.items()}
+    keep = [text for text, p in distinct_params(rows).items()
+            if all(k in p and _matches(p[k], v) for k, v in want.items())]
+    return rows[rows["params"].isin(keep)]
+
+
+class Table:
+    """One platform's performance rows, split once by (experiment, metric)."""
+
+    def __init__(self, perf):
+        perf = perf[["experiment", "metric", "params", "value", "unit", *SAMPLE_KEY]]   # what claims read
+        self.parts = {key: rows for key, rows in perf.groupby(["experiment", "metric"], sort=False)}
+        self.empty = perf.iloc[:0]
+
+    def rows(self, experiment, metric):
+        return self.parts.get((experiment, metric), self.empty)
+
+    def experiment(self, experiment):
+        parts = [rows for (exp, _), rows in self.parts.items() if exp == experiment]
+        return pd.concat(parts) if parts else self.empty
+
+
+def values(operand, table, experiment, select=None, units=None):
+    """The operand per sample, from a :class:`Table`: a Series indexed by SAMPLE_KEY (the median
+    where several cases of one sample match, e.g. parameters the selection leaves free). ``units``
+    (a set) collects the units of the values used ("J (modelled ...)" marks a modelled number)."""
+    if "value" in operand:
+        return float(operand["value"])
+    if "ratio" in operand:
+        num, den = (values(op, table, experiment, select, units) for op in operand["ratio"])
+        out = num / den
+        if isinstance(out, pd.Series):
+            out = out.dropna()
+            if out.empty:
+                raise Missing(experiment, select or {}, "paired")
+        return out
+    exp = operand.get("experiment", experiment)
+    rows = table.rows(exp, operand["metric"])
+    chosen = {**(select or {}), **operand.get("select", {})}
+    rows = matching(rows, resolve(chosen, rows))
+    rows = rows[np.isfinite(rows["value"].to_numpy(dtype=float))]
+    if rows.empty:
+        raise Missing(exp, chosen, operand["metric"])
+    if units is not None:
+        units.update(rows["unit"].dropna().unique())
+    return rows.groupby(SAMPLE_KEY, dropna=False)["value"].median()

@@ -1,0 +1,66 @@
+"""How a verdict reads, in the terminal and in the report: the threshold, this system's value with
+its interval, the paper's values, and one line per claim."""
+from crosstalk.bibliography import bibliography
+
+
+def _num(v):
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def threshold(low, high):
+    """The band a claim's effect must fall in: "> 1", "< 1.02", "in [0.75, 1.33]"."""
+    if low is not None and high is not None:
+        return f"in [{_num(low)}, {_num(high)}]"
+    return f"> {_num(low)}" if low is not None else f"< {_num(high)}"
+
+
+def measure(test):
+    """What the effect is: "a/b" of a direction, "num/den" or "num" of a ratio."""
+    return "ratio" if test["kind"] == "direction" or "den" in test else "value"
+
+
+def here(group):
+    """This system's effect: "1.40 [1.16, 1.72] (n=12, > 1)" or the reason it was not judged."""
+    if group["verdict"] == "not run":
+        return group["reason"]
+    text = _num(group["estimate"])
+    if group["ci_low"] is not None:
+        text += f" [{_num(group['ci_low'])}, {_num(group['ci_high'])}]"
+    text += f" (n={group['n']}, claim {threshold(group['low'], group['high'])})"
+    if group.get("modelled"):
+        text += " MODELLED"
+    return text
+
+
+def more_text(group):
+    if group["verdict"] != "inconclusive":
+        return ""
+    if group["more"] is None:
+        return "the median sits on the threshold: no number of samples decides it"
+    return f"about {group['more']} more sample(s) would decide it"
+
+
+def paper_text(claim_row):
+    """The paper's values: "1.25 us (idle switch mean probe latency)"; "-" if it gives none."""
+    parts = []
+    for pv in claim_row["paper_values"]:
+        v = pv["value"]
+        v = _num(v) if not isinstance(v, list) else ("–".join(map(_num, v)) if len(v) == 2 else ", ".join(map(_num, v)))
+        parts.append(f"{v} {pv.get('unit', '')} ({pv['condition']})".replace("  ", " "))
+    return "; ".join(parts) or "-"
+
+
+def citation(claim_row):
+    """ "Groves 2017, Table 2.4" """
+    entry = bibliography().get(claim_row["paper"], {})
+    return f"{entry.get('short', claim_row['paper'])}, {claim_row['item']}"
+
+
+def summary(row):
+    """One line per group of a verdict: its group, value and what would decide it."""
+    lines = []
+    for g in row["groups"]:
+        text = here(g)
+        extra = more_text(g)
+        lines.append((f"{g['group']}: " if g["group"] else "") + text + (f"; {extra}" if extra else ""))
+    return lines
