@@ -124,8 +124,10 @@ def paper_order(key):
     return keys.index(key) if key in keys else len(keys)
 
 
-def claim_tables(perf, cases, platforms):
-    """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform."""
+def claim_tables(perf, cases, labels):
+    """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform
+    (``labels``: platform -> its host class's label, in the order shown)."""
+    platforms = list(labels)
     from crosstalk.claims import counts, judge
     from crosstalk.claims.present import citation as claim_citation, paper_text, summary
     verdicts = judge(perf, cases)
@@ -140,7 +142,7 @@ def claim_tables(perf, cases, platforms):
                                          for row in rows.values()]}
               for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
     totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
-    return {"platforms": platforms, "tables": tables, "totals": totals}
+    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals}
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
@@ -167,7 +169,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                        for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
     runs = load_runs(results_dir, systems, examples_dir)
     platforms = platform_table(cases, runs)
-    claims = claim_tables(perf, cases, [p["platform"] for p in platforms])
+    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms})
     experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number

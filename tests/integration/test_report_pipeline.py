@@ -146,7 +146,7 @@ def test_the_report_opens_with_the_verdicts(analysed):
     assert headings[0] == "What the papers claim, and what reproduces here"
     papers = {claim["paper"] for _, claim in spec_claims()}
     assert page.count('<table class="verdicts">') == len(papers) >= 4        # one per paper
-    assert "vcluster@%s</th>" % HOST_CLASS in page                          # the user's copy, judged
+    assert "<th>vcluster@%s<br>" % HOST_CLASS in page                        # the user's copy, judged
     for verdict in ("reproduced", "contradicted", "not run"):
         assert f'<span class="v-{verdict.replace(" ", "-")}">{verdict}</span>' in page
 
