@@ -18,9 +18,9 @@ from crosstalk.specs import all_specs, load_spec
 _PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run")
 
 
-def spec_claims(specs=None):
-    """``[(spec, claim)]`` of every shipped spec's claims, in spec order."""
-    return [(spec, claim) for spec in (specs or all_specs()) for claim in spec.data.get("claims", [])]
+def spec_claims():
+    """``[(spec, claim)]`` of every spec's claims, in spec order."""
+    return [(spec, claim) for spec in all_specs() for claim in spec.data.get("claims", [])]
 
 
 def _metric_variants(test):
@@ -105,16 +105,14 @@ def judge_claim(spec, claim, table, cases):
     return {"verdict": overall, "groups": groups}
 
 
-def judge(perf, cases, systems=None, specs=None):
-    """Every claim on every platform of the tables (of ``systems`` if given): one dict each."""
-    if systems:
-        perf, cases = perf[perf["system"].isin(systems)], cases[cases["system"].isin(systems)]
+def judge(perf, cases):
+    """Every claim on every platform of the tables: one dict each."""
     perf_of = dict(iter(perf.groupby("platform", sort=False)))
     cases_of = dict(iter(cases.groupby("platform", sort=False)))
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
     tables = {p: Table(perf_of.get(p, perf.iloc[:0])) for p in platforms}
     out = []
-    for platform, (spec, claim) in itertools.product(platforms, spec_claims(specs)):
+    for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
         p_cases = cases_of.get(platform, cases.iloc[:0])
         result = judge_claim(spec, claim, tables[platform], p_cases)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]

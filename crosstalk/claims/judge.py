@@ -15,7 +15,6 @@ from scipy.stats import binom
 from crosstalk.claims.operands import Missing, values
 
 CONFIDENCE = 0.90
-VERDICTS = ("reproduced", "contradicted", "inconclusive", "not run")
 
 
 @lru_cache(maxsize=None)

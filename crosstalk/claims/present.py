@@ -14,11 +14,6 @@ def threshold(low, high):
     return f"> {_num(low)}" if low is not None else f"< {_num(high)}"
 
 
-def measure(test):
-    """What the effect is: "a/b" of a direction, "num/den" or "num" of a ratio."""
-    return "ratio" if test["kind"] == "direction" or "den" in test else "value"
-
-
 def here(group):
     """This system's effect: "1.40 [1.16, 1.72] (n=12, > 1)" or the reason it was not judged."""
     if group["verdict"] == "not run":

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from crosstalk.figurecache import DRAWING_INPUTS
 from crosstalk.report import BENCHMARK_PAGES
 
 
@@ -34,7 +35,8 @@ def system_run_reports(wildcards):
 
 def _repo_files(*patterns):
     root = Path(workflow.basedir).parent
-    return sorted(str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file())
+    return sorted(str(p) for pattern in patterns for p in root.glob(pattern)
+                  if p.is_file() and p.suffix != ".pyc")     # compiled copies come and go
 
 
 def report_code(wildcards):
@@ -45,9 +47,9 @@ def report_code(wildcards):
 
 
 def figure_code(wildcards):
-    """What draws the figures besides their rows (crosstalk/figurecache.py: DRAWING_INPUTS); a
-    change runs the figure jobs, which redraw the figures it concerns."""
-    return _repo_files("crosstalk/figures/*.py", "crosstalk/models/*.py", "results/papers/*")
+    """What draws the figures besides their rows (the figure cache's DRAWING_INPUTS); a change
+    runs the figure jobs, which redraw the figures it concerns."""
+    return _repo_files(*(f"{folder}/**/*" for folder in DRAWING_INPUTS))
 
 
 def benchmark_pages(wildcards):
