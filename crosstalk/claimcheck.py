@@ -24,6 +24,13 @@ def _check_operand(op, field, path, data, experiments_dir):
         for i, part in enumerate(op["ratio"]):
             _check_operand(part, f"{field}.ratio.{i}", path, data, experiments_dir)
         return
+    if "spread" in op:
+        _check_operand(op["spread"], f"{field}.spread", path, data, experiments_dir)
+        source = data if op["spread"].get("experiment", data["name"]) == data["name"] else \
+            _other_spec(experiments_dir, op["spread"]["experiment"], path, f"{field}.spread.experiment")
+        if op["over"] not in _names(source)[1]:
+            raise InputError(path, f"{field}.over", f"unknown parameter {op['over']!r} of {source['name']}")
+        return
     if "metric" not in op:
         return
     source = data
@@ -56,10 +63,14 @@ def check_claims(path, data, experiments_dir):
         if claim.get("artefact") is not None and claim["artefact"] not in figures:
             raise InputError(path, f"{where}.artefact", f"unknown figure {claim['artefact']!r}")
         test = claim["test"]
-        for name in [*test.get("select", {}), *test.get("group_by", [])]:
+        for name in [*test.get("select", {}), *test.get("group_by", []), *test.get("x_zero", {})]:
             if name not in params:
                 raise InputError(path, f"{where}.test", f"unknown parameter {name!r}")
-        for key in ("a", "b", "num", "den"):
+        if "over" in test and test["over"] not in params:
+            raise InputError(path, f"{where}.test.over", f"unknown parameter {test['over']!r}")
+        if test["kind"] == "fit" and test["model"] == "linear-loss" and not {"x", "y"} <= set(test):
+            raise InputError(path, f"{where}.test", "the linear-loss fit needs x and y")
+        for key in ("a", "b", "num", "den", "value", "x", "y"):
             if key in test:
                 _check_operand(test[key], f"{where}.test.{key}", path, data, experiments_dir)
         band = test.get("band")

@@ -18,6 +18,7 @@ import pandas as pd
 from crosstalk import runstatus
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
+from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of
 
 def platform_of(system, host_class, origin="user"):
     """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
@@ -30,9 +31,10 @@ PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "par
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
                 "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
-#: One row per test case (passed, failed or skipped) with the reason.
+#: One row per test case (passed, failed or skipped) with the reason and its platform's facts
+#: (crosstalk.systemfacts, JSON text: what claims' `where:` reads).
 CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "result",
-                "reason", "run_id", "time"]
+                "reason", "run_id", "time", "facts"]
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -148,6 +150,7 @@ def load_run(run_dir, origin="user"):
     prov = load_provenance(run_dir)
     run_id = prov.get("run_id", run_dir.name)
     host = from_provenance(prov)
+    facts = encode_facts(facts_of(prov, host))
     specs = prov.get("specs", {})
     perf_rows, case_rows = [], []
     # Each session of each attempt: --reruns N adds whole sessions (more samples), --max-retries
@@ -187,7 +190,7 @@ def load_run(run_dir, origin="user"):
         reason = case.get("fail_reason")
         if case.get("result") == "skip":
             reason = skip_reasons.get((case["name"], case.get("hashcode")), "skipped (reason not logged)")
-        case_rows.append({**base, "result": case.get("result"), "reason": reason})
+        case_rows.append({**base, "result": case.get("result"), "reason": reason, "facts": facts})
         perfvalues = case.get("perfvalues") or {}
         if not isinstance(perfvalues, dict):
             raise InputError(report_path, f"{case['name']}: perfvalues",

@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crosstalk import errors as _errors, hostclass as _hostclass, ingest, runstatus as _runstatus
+from crosstalk import errors as _errors, hostclass as _hostclass, ingest, runstatus as _runstatus, systemfacts as _systemfacts
 from crosstalk.errors import InputError
 
 #: The cache directory's name under a results directory (the workflow's default).
@@ -64,7 +64,7 @@ def _code_fingerprint():
     global _code
     if _code is None:
         h = hashlib.sha256()
-        for module in (ingest, sys.modules[__name__], _hostclass, _runstatus, _errors):
+        for module in (ingest, sys.modules[__name__], _hostclass, _runstatus, _errors, _systemfacts):
             h.update(Path(module.__file__).read_bytes())
         _code = h.digest()
     return _code

@@ -128,10 +128,10 @@ def claim_tables(perf, cases, labels):
     """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform
     (``labels``: platform -> its host class's label, in the order shown)."""
     platforms = list(labels)
-    from crosstalk.claims import counts, judge
-    from crosstalk.claims.present import citation as claim_citation, paper_text, summary
+    from crosstalk.claims import VERDICTS, counts, judge
+    from crosstalk.claims.present import citation as claim_citation, paper_text, summary, why
     verdicts = judge(perf, cases)
-    cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v)} for v in verdicts}
+    cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}
     for v in verdicts:
         rows = papers.setdefault(v["paper"], {})
@@ -142,7 +142,7 @@ def claim_tables(perf, cases, labels):
                                          for row in rows.values()]}
               for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
     totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
-    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals}
+    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS}
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,

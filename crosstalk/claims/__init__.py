@@ -2,20 +2,29 @@
 (system and host class) of the tidy tables: *reproduced*, *contradicted*, *inconclusive* (with the
 samples that would decide it) or *not run* (with the reason the cases were skipped).
 
-A claim's test is a ``direction`` (operand ``a`` greater or less than ``b``, by ``min_effect``) or a
-``ratio`` (``num`` or ``num/den`` inside ``band``); ``group_by`` judges it for every combination of
+A claim's test is a ``direction`` (operand ``a`` greater or less than ``b``, by ``min_effect``), a
+``ratio`` (``num`` or ``num/den`` inside ``band``), a ``ranking`` (a value ordered over a
+parameter's values: each neighbouring pair judged as a ratio) or a ``fit`` (a named model's estimate,
+:mod:`crosstalk.claims.fits`, inside ``band``); ``group_by`` judges it for every combination of
 those parameters (the claim holds where every group does) and a list of metrics judges each one.
+A claim's ``where:`` names the platforms it is about (crosstalk.systemfacts); elsewhere it is
+*not applicable*, with the reason.
 """
 import copy
 import itertools
 from collections import Counter
 
-from crosstalk.claims.judge import Missing, effects, verdict
+from crosstalk.claims.balance import note as balance_note
+from crosstalk.claims.fits import FITS
+from crosstalk.claims.judge import Missing, effects, fit_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching
 from crosstalk.specs import all_specs, load_spec
+from crosstalk.systemfacts import decode as decode_facts, unmet
 
 #: Order of the overall verdicts: the first that any group has wins.
-_PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run")
+_PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run", "not applicable")
+#: The verdicts in the order they are shown.
+VERDICTS = ("reproduced", "contradicted", "inconclusive", "not run", "not applicable")
 
 
 def spec_claims():
@@ -35,6 +44,33 @@ def _metric_variants(test):
             t[key]["metric"] = metric
         variants.append((metric, t))
     return variants
+
+
+def _with_select(operand, extra):
+    """``operand`` restricted to the cases with the ``extra`` parameter values."""
+    if "ratio" in operand:
+        return {"ratio": [_with_select(op, extra) for op in operand["ratio"]]}
+    if "spread" in operand:
+        return {**operand, "spread": _with_select(operand["spread"], extra)}
+    if "metric" in operand:
+        return {**operand, "select": {**operand.get("select", {}), **extra}}
+    return operand
+
+
+def _steps(test):
+    """A test as ``[(label, test)]``: a ranking becomes one ratio per neighbouring pair of its
+    order (``a`` over ``b`` at least 1 - tolerance when descending, at most 1 + tolerance when
+    ascending); any other test is itself."""
+    if test["kind"] != "ranking":
+        return [(None, test)]
+    over, order, tol = test["over"], test["order"], float(test.get("tolerance", 0))
+    band = [1 - tol, None] if test["expect"] == "descending" else [None, 1 + tol]
+    sign = ">=" if test["expect"] == "descending" else "<="
+    common = {k: test[k] for k in ("select", "group_by") if k in test}
+    return [(f"{over}={a} {sign} {over}={b}",
+             {"kind": "ratio", **common, "band": band,
+              "num": _with_select(test["value"], {over: a}), "den": _with_select(test["value"], {over: b})})
+            for a, b in zip(order, order[1:])]
 
 
 def _groups(test, rows):
@@ -84,25 +120,39 @@ def _not_run_reason(cases, missing):
     return str(missing)
 
 
-def judge_claim(spec, claim, table, cases):
-    """The verdict of one claim on one platform (its :class:`Table` and cases): a dict with the
-    groups' verdicts."""
+def _judge_group(test, table, experiment, select):
+    """One group's verdict (a dict; raises Missing)."""
+    units = set()
+    if test["kind"] == "fit":
+        est, lo, hi, n, least = FITS[test["model"]](test, table, experiment, select, units)
+        low, high = test["band"]
+        out = {**fit_verdict(est, lo, hi, n, low, high, least), "low": low, "high": high}
+    else:
+        x, low, high = effects(test, table, experiment, select, units)
+        out = {**verdict(x, low, high), "low": low, "high": high}
+    return {**out, "modelled": any("modelled" in u for u in units)}
+
+
+def judge_claim(spec, claim, table, cases, facts=None):
+    """The verdict of one claim on one platform (its :class:`Table`, cases and facts): a dict
+    with the groups' verdicts."""
+    outside = unmet(claim.get("where", {}), facts or {})
+    if outside:
+        return {"verdict": "not applicable", "groups": [{"group": "", "verdict": "not applicable", "reason": outside}],
+                "note": None}
     groups = []
     exp_rows = table.experiment(spec.name)
     for metric, test in _metric_variants(claim["test"]):
-        for select in _groups(test, exp_rows):
-            label = ", ".join(filter(None, [metric, *(f"{k}={v}" for k, v in select.items()
-                                                       if k in test.get("group_by", []))]))
-            units = set()
-            try:
-                x, low, high = effects(test, table, spec.name, select, units)
-            except Missing as missing:
-                groups.append({"group": label, "verdict": "not run", "reason": _not_run_reason(cases, missing)})
-                continue
-            groups.append({"group": label, **verdict(x, low, high), "low": low, "high": high,
-                           "modelled": any("modelled" in u for u in units)})
+        for step, step_test in _steps(test):
+            for select in _groups(step_test, exp_rows):
+                label = ", ".join(filter(None, [metric, step, *(f"{k}={v}" for k, v in select.items()
+                                                                if k in test.get("group_by", []))]))
+                try:
+                    groups.append({"group": label, **_judge_group(step_test, table, spec.name, select)})
+                except Missing as missing:
+                    groups.append({"group": label, "verdict": "not run", "reason": _not_run_reason(cases, missing)})
     overall = next(v for v in _PRECEDENCE if any(g["verdict"] == v for g in groups))
-    return {"verdict": overall, "groups": groups}
+    return {"verdict": overall, "groups": groups, "note": balance_note(claim, table, facts)}
 
 
 def judge(perf, cases):
@@ -114,7 +164,8 @@ def judge(perf, cases):
     out = []
     for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
         p_cases = cases_of.get(platform, cases.iloc[:0])
-        result = judge_claim(spec, claim, tables[platform], p_cases)
+        facts = decode_facts(p_cases["facts"].iloc[0]) if "facts" in p_cases and not p_cases.empty else {}
+        result = judge_claim(spec, claim, tables[platform], p_cases, facts)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]
         out.append({"platform": platform, "system": first["system"], "origin": first["origin"],
                     "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
@@ -127,5 +178,5 @@ def judge(perf, cases):
 def counts(verdicts):
     """``{verdict: n}`` over judged claims, in the order of the verdicts."""
     c = Counter(v["verdict"] for v in verdicts)
-    return {v: c.get(v, 0) for v in _PRECEDENCE}
+    return {v: c.get(v, 0) for v in VERDICTS}
 

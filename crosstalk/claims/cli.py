@@ -24,7 +24,7 @@ def _collect(systems, examples):
 
 def print_verdicts(verdicts, out=sys.stdout):
     from crosstalk.claims import counts
-    from crosstalk.claims.present import citation, paper_text, summary
+    from crosstalk.claims.present import citation, paper_text, summary, why
     platform = None
     for row in verdicts:
         if row["platform"] != platform:
@@ -36,20 +36,26 @@ def print_verdicts(verdicts, out=sys.stdout):
         print(f"      paper: {paper_text(row)}", file=out)
         for line in summary(row):
             print(f"      here:  {line}", file=out)
+        if why(row):
+            print(f"      {why(row)}", file=out)
+
+
+#: Verdicts a JUnit consumer sees as skipped tests (neither passed nor failed).
+_SKIPPED = ("not run", "inconclusive", "not applicable")
 
 
 def write_junit(verdicts, path):
     from crosstalk.claims.present import citation, summary
     suite = ET.Element("testsuite", name="crosstalk-claims", tests=str(len(verdicts)),
                        failures=str(sum(v["verdict"] == "contradicted" for v in verdicts)),
-                       skipped=str(sum(v["verdict"] in ("not run", "inconclusive") for v in verdicts)))
+                       skipped=str(sum(v["verdict"] in _SKIPPED for v in verdicts)))
     for v in verdicts:
         case = ET.SubElement(suite, "testcase", classname=f"{v['platform']}.{v['experiment']}",
                              name=f"{v['id']} ({citation(v)})")
         detail = f"{v['claim']} Here: " + " | ".join(summary(v))
         if v["verdict"] == "contradicted":
             ET.SubElement(case, "failure", message=f"contradicted: {detail}")
-        elif v["verdict"] in ("not run", "inconclusive"):
+        elif v["verdict"] in _SKIPPED:
             ET.SubElement(case, "skipped", message=f"{v['verdict']}: {detail}")
         else:
             ET.SubElement(case, "system-out").text = f"reproduced: {detail}"
@@ -96,5 +102,5 @@ def register(subparsers):
     p.add_argument("--claim", metavar="ID[,ID...]", help="only these claims (ids as listed)")
     p.add_argument("--examples", action="store_true",
                    help="also judge the shipped example runs (shown apart; they never change the exit status)")
-    p.add_argument("--junit", type=Path, help="write JUnit XML here (contradicted: failure; inconclusive, not run: skipped)")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here (contradicted: failure; inconclusive, not run, not applicable: skipped)")
     p.set_defaults(func=_cmd_claims)

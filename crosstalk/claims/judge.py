@@ -74,38 +74,51 @@ def _inside(v, low, high):
     return (low is None or v > low) and (high is None or v < high)
 
 
-def more_samples(x, low, high):
-    """Samples to add before the interval clears the nearest bound, if the spread stays as it is
-    (the interval narrows as 1/sqrt(n)); None when the median sits on the bound."""
-    n, est = x.size, float(np.median(x))
-    need = min_samples()
-    interval = median_interval(x)
-    half = (interval[1] - interval[0]) / 2 if interval else (float(x.max() - x.min()) / 2)
-    bounds = [b for b in (low, high) if b is not None]
-    distance = min(abs(est - b) for b in bounds)
+def _samples_needed(n, est, half, low, high, least):
+    """Samples to add before an interval of half-width ``half`` around ``est`` clears the nearest
+    bound, if the spread stays as it is (the interval narrows as 1/sqrt(n)); None when the
+    estimate sits on the bound."""
+    distance = min(abs(est - b) for b in (low, high) if b is not None)
     if distance == 0:
         return None
+    need = least
     if half > 0:
         need = max(need, math.ceil(n * (half / distance) ** 2))
     return max(1, need - n)
 
 
-def verdict(x, low, high):
-    """``{verdict, estimate, ci_low, ci_high, coverage, n, more}`` of per-sample effects ``x``
-    against the band (low, high)."""
-    est = float(np.median(x))
+def more_samples(x, low, high):
+    """Samples to add before the median's interval decides (see :func:`_samples_needed`)."""
     interval = median_interval(x)
-    out = {"estimate": est, "n": int(x.size), "ci_low": None, "ci_high": None, "coverage": None,
-           "more": None}
-    if interval is None:
-        out.update(verdict="inconclusive", more=more_samples(x, low, high))
-        return out
-    lo, hi, coverage = interval
-    out.update(ci_low=lo, ci_high=hi, coverage=coverage)
-    if _inside(lo, low, high) and _inside(hi, low, high):
+    half = (interval[1] - interval[0]) / 2 if interval else (float(x.max() - x.min()) / 2)
+    return _samples_needed(x.size, float(np.median(x)), half, low, high, min_samples())
+
+
+def decide(est, lo, hi, n, low, high, more):
+    """``{verdict, estimate, ci_low, ci_high, n, more}`` of an estimate and its interval (None:
+    too few samples) against the band (low, high); ``more()`` counts the samples that would
+    decide an inconclusive one."""
+    out = {"estimate": float(est), "n": int(n), "ci_low": lo, "ci_high": hi, "more": None}
+    if lo is not None and _inside(lo, low, high) and _inside(hi, low, high):
         out["verdict"] = "reproduced"
-    elif (low is not None and hi <= low) or (high is not None and lo >= high):
+    elif lo is not None and ((low is not None and hi <= low) or (high is not None and lo >= high)):
         out["verdict"] = "contradicted"
     else:
-        out.update(verdict="inconclusive", more=more_samples(x, low, high))
+        out.update(verdict="inconclusive", more=more())
     return out
+
+
+def verdict(x, low, high):
+    """The verdict of per-sample effects ``x``: their median and its exact interval (see
+    :func:`decide`; also ``coverage``, the interval's exact confidence)."""
+    interval = median_interval(x)
+    lo, hi, coverage = interval if interval else (None, None, None)
+    return {**decide(np.median(x), lo, hi, x.size, low, high, lambda: more_samples(x, low, high)),
+            "coverage": coverage}
+
+
+def fit_verdict(est, lo, hi, n, low, high, least=4):
+    """The verdict of a fitted estimate and its interval (see :mod:`crosstalk.claims.fits`)."""
+    half = (hi - lo) / 2 if lo is not None else 0.0
+    return {**decide(est, lo, hi, n, low, high, lambda: _samples_needed(n, est, half, low, high, least)),
+            "coverage": CONFIDENCE if lo is not None else None}

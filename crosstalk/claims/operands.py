@@ -2,7 +2,9 @@
 
 An operand is ``{metric, select, experiment}`` (a spec metric in the cases whose parameters match
 ``select``; ``"@max"``/``"@min"`` mean the largest/smallest value of that parameter measured), a
-``{ratio: [operand, operand]}`` formed per sample, or a constant ``{value: x}``. A *sample* is one
+``{ratio: [operand, operand]}`` formed per sample, a ``{spread: operand, over: parameter}`` (per
+sample, the largest value over that parameter's values divided by the smallest: "which core" or
+"which order" matters by this factor), or a constant ``{value: x}``. A *sample* is one
 measurement of a case: the pairing key below. Operands are paired on it, so that a ratio compares
 conditions measured in the same run, partition and repeat (the machine's state of that moment).
 """
@@ -23,8 +25,8 @@ class Missing(Exception):
     """An operand has no values here: ``experiment`` and ``select`` say which cases (for the
     not-run reason)."""
 
-    def __init__(self, experiment, select, metric):
-        super().__init__(f"no {metric} values in {experiment} cases {describe(select)}")
+    def __init__(self, experiment, select, metric, message=None):
+        super().__init__(message or f"no {metric} values in {experiment} cases {describe(select)}")
         self.experiment, self.select, self.metric = experiment, select, metric
 
 
@@ -81,6 +83,7 @@ class Table:
     """One platform's performance rows, split once by (experiment, metric)."""
 
     def __init__(self, perf):
+        self.full = perf                                    # what a fit's adapter reads
         perf = perf[["experiment", "metric", "params", "value", "unit", *SAMPLE_KEY]]   # what claims read
         self.parts = {key: rows for key, rows in perf.groupby(["experiment", "metric"], sort=False)}
         self.empty = perf.iloc[:0]
@@ -107,13 +110,41 @@ def values(operand, table, experiment, select=None, units=None):
             if out.empty:
                 raise Missing(experiment, select or {}, "paired")
         return out
+    if "spread" in operand:
+        return _spread(operand, table, experiment, select, units)
+    rows, _ = _measured(operand, table, experiment, select, units)
+    return rows.groupby(SAMPLE_KEY, dropna=False)["value"].median()
+
+
+def _measured(operand, table, experiment, select, units, free=()):
+    """The finite rows of a metric operand and the selection they match; parameters in ``free``
+    are left unselected."""
     exp = operand.get("experiment", experiment)
     rows = table.rows(exp, operand["metric"])
-    chosen = {**(select or {}), **operand.get("select", {})}
+    chosen = {k: v for k, v in {**(select or {}), **operand.get("select", {})}.items() if k not in free}
     rows = matching(rows, resolve(chosen, rows))
     rows = rows[np.isfinite(rows["value"].to_numpy(dtype=float))]
     if rows.empty:
         raise Missing(exp, chosen, operand["metric"])
     if units is not None:
         units.update(rows["unit"].dropna().unique())
-    return rows.groupby(SAMPLE_KEY, dropna=False)["value"].median()
+    return rows, chosen
+
+
+def _spread(operand, table, experiment, select, units):
+    """Per sample: max over the ``over`` parameter's values (``values``, or every one measured) of
+    the metric's median, divided by the min; samples missing one of the values are left out."""
+    over, wanted = operand["over"], [str(v) for v in operand.get("values", [])]
+    rows, chosen = _measured(operand["spread"], table, experiment, select, units, free=(over,))
+    level = {text: str(p.get(over)) for text, p in distinct_params(rows).items()}
+    rows = rows.assign(_level=rows["params"].map(level))
+    if wanted:
+        rows = rows[rows["_level"].isin(wanted)]
+    per = rows.groupby([*SAMPLE_KEY, "_level"], dropna=False)["value"].median()
+    by_sample = per.groupby(level=SAMPLE_KEY, dropna=False)
+    complete = by_sample.size() >= max(2, len(wanted))
+    out = (by_sample.max() / by_sample.min())[complete]
+    if out.empty:
+        raise Missing(operand["spread"].get("experiment", experiment), chosen,
+                      f"{operand['spread']['metric']} over {over} {'/'.join(wanted) or '(2 or more values)'}")
+    return out

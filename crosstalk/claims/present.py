@@ -16,7 +16,7 @@ def threshold(low, high):
 
 def here(group):
     """This system's effect: "1.40 [1.16, 1.72] (n=12, > 1)" or the reason it was not judged."""
-    if group["verdict"] == "not run":
+    if group["verdict"] in ("not run", "not applicable"):
         return group["reason"]
     text = _num(group["estimate"])
     if group["ci_low"] is not None:
@@ -59,3 +59,8 @@ def summary(row):
         extra = more_text(g)
         lines.append((f"{g['group']}: " if g["group"] else "") + text + (f"; {extra}" if extra else ""))
     return lines
+
+
+def why(row):
+    """Why the magnitude may differ here (the platform's balance beside the paper's), or None."""
+    return f"why the magnitude may differ: {row['note']}" if row.get("note") else None

@@ -4,10 +4,8 @@ from collections import Counter
 from crosstalk.claims import spec_claims
 from crosstalk.specs import all_specs
 
-#: Artefacts whose claims need test kinds not built yet: a ranking across systems or a
-#: `where` on the NIC (Table 2.4's onload/offload split), a model fit (Figs 13, 14, 18), and the
-#: core-mapping claims, which need the socket layout (docs/claims-catalogue.md, sections 3, 7, 9).
-PENDING = {"nimc_table2_4", "casas_prediction_error", "narayanaswamy_fig3_1", "narayanaswamy_table3_2"}
+#: Artefacts still without a claim (none: every redrawn table and figure has one).
+PENDING = set()
 
 
 def test_claim_ids_are_unique_across_specs():

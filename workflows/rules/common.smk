@@ -40,10 +40,12 @@ def _repo_files(*patterns):
 
 
 def report_code(wildcards):
-    """What renders a page besides its tables: the template, the report and claims code and the
-    specs (their claims and titles); a change to any re-renders the pages."""
+    """What renders a page besides its tables: the template, the report and claims code (with
+    what verdicts read: platform facts, fitted models, the queue model's adapter, paper tables)
+    and the specs (their claims and titles); a change to any re-renders the pages."""
     return _repo_files("crosstalk/templates/*", "crosstalk/report.py", "crosstalk/claims/*.py",
-                       "experiments/*.yaml")
+                       "crosstalk/systemfacts.py", "crosstalk/models/*.py", "crosstalk/figures/casas.py",
+                       "results/papers/*.csv", "experiments/*.yaml")
 
 
 def figure_code(wildcards):

@@ -1,0 +1,80 @@
+"""What a platform is, read from a run's provenance, for a claim's ``where:`` (a claim about NICs
+that offload RDMA does not apply where none does).
+
+Facts: ``kind`` (cluster, local, vcluster), ``sockets`` and ``cores`` of a node, ``fabric`` (veth,
+ethernet, infiniband, ...) and ``nic``: ``offload`` (a verbs NIC that runs the protocol itself),
+``onload`` (a verbs NIC or soft RDMA whose protocol runs on the host's cores) or ``tcp`` (no RDMA:
+the host's TCP stack carries MPI, so the host's cores do the protocol work, as with onload).
+``link_gbit`` is a node's link rate (the inventory's ``link_rate`` or the fastest verbs port).
+A fact the provenance does not record is None.
+"""
+import json
+import re
+
+#: Verbs device name prefixes whose protocol runs on the NIC (Groves 2017 §2.2's "offload") and on
+#: the host (its "onload": QLogic/Intel True Scale and Omni-Path, and soft RoCE/iWARP).
+OFFLOAD_DEVICES = ("mlx", "cxgb", "bnxt_re", "irdma", "efa", "ionic", "qedr", "hns")
+ONLOAD_DEVICES = ("qib", "hfi1", "rxe", "siw")
+FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit")
+_RATE = re.compile(r"^([0-9.]+)\s*([kmg]?)(?:bit|b/sec)", re.I)
+_GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
+
+
+def link_gbit(fingerprint):
+    """A node's link rate in Gbit/s: ``1gbit``, ``100mbit`` or a verbs port's ``100 Gb/sec``."""
+    rates = [fingerprint.get("link_rate")] + [p.split(" ", 1)[-1] for p in fingerprint.get("rdma") or []]
+    found = [float(m.group(1)) * _GBIT[m.group(2).lower()] for m in map(_RATE.match, map(str, filter(None, rates))) if m]
+    return max(found) if found else None
+
+
+def nic_kind(rdma_ports):
+    """``offload``, ``onload`` or ``tcp`` from the verbs ports (``mlx5_0/1 100 Gb/sec ...``); None
+    for a device of neither list."""
+    devices = [port.split("/", 1)[0] for port in rdma_ports or []]
+    if not devices:
+        return "tcp"
+    if any(d.startswith(OFFLOAD_DEVICES) for d in devices):
+        return "offload"
+    if all(d.startswith(ONLOAD_DEVICES) for d in devices):
+        return "onload"
+    return None
+
+
+def of_provenance(prov, host_class):
+    """The facts of a run: ``prov`` its provenance, ``host_class`` what
+    :func:`crosstalk.hostclass.from_provenance` made of it."""
+    fp = host_class.get("fingerprint") or {}
+    kind = prov.get("kind")
+    if kind is None and prov.get("link_state"):
+        kind = "vcluster"          # recorded before runs named their kind: shaped veths are ours
+    return {"kind": kind, "sockets": fp.get("sockets"), "cores": fp.get("cores"),
+            "fabric": fp.get("fabric"), "nic": nic_kind(fp.get("rdma")) if fp.get("fabric") else None,
+            "link_gbit": link_gbit(fp)}
+
+
+def encode(facts):
+    return json.dumps(facts, sort_keys=True)
+
+
+def decode(text):
+    try:
+        facts = json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
+    return facts if isinstance(facts, dict) else {}
+
+
+def unmet(where, facts):
+    """Why a platform with ``facts`` is outside ``where`` ("needs kind cluster; this is vcluster"),
+    or None when it is inside. A fact not recorded keeps the claim (judged, not excluded)."""
+    for name, wanted in where.items():
+        have = facts.get(name)
+        if have is None:
+            continue
+        if isinstance(wanted, list):
+            if have not in wanted:
+                return f"needs {name} {' or '.join(map(str, wanted))}; this platform's is {have}"
+        elif ("min" in wanted and have < wanted["min"]) or ("max" in wanted and have > wanted["max"]):
+            bounds = " and ".join(f"{k} {v}" for k, v in wanted.items())
+            return f"needs {name} {bounds}; this platform has {have}"
+    return None

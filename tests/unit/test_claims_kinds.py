@@ -1,0 +1,140 @@
+"""The claim kinds beyond a direction and a ratio, on small tidy tables built the way the collection
+builds them (one row per case, metric and sample): a spread over a parameter, a ranking judged
+pair by pair, a least-squares fit, and `where:` (a claim about other platforms is not applicable).
+The numbers are exact so each verdict is decided by construction, not by chance."""
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from crosstalk.claims import judge_claim
+from crosstalk.claims.operands import Table
+from crosstalk.systemfacts import nic_kind, unmet
+
+SPEC = SimpleNamespace(name="stream")     # a real spec: a not-run reason reads its profiles
+
+
+def table(rows):
+    """rows: (params dict, metric, sample, value) -> a platform's Table and its cases."""
+    perf = pd.DataFrame([{"experiment": "stream", "metric": metric, "params": json.dumps(params, sort_keys=True),
+                          "value": float(value), "unit": "u", "run_id": "r", "partition": "p",
+                          "environ": "e", "repeat": 0, "sample": sample}
+                         for params, metric, sample, value in rows])
+    cases = perf[["experiment", "params"]].drop_duplicates().assign(result="pass", reason=None)
+    return Table(perf), cases
+
+
+def claim(test, where=None):
+    return {"id": "c", "test": test, **({"where": where} if where else {})}
+
+
+def test_a_spread_is_the_best_over_the_worst_value_of_a_parameter_per_sample():
+    # core 1 is 1.5x core 0 in every sample (with a little spread): the paper's 1.2x is cleared
+    rows = [({"core": c}, "bandwidth", s, (3.0 if c == 1 else 2.0) * (1 + 0.01 * s)) for c in (0, 1) for s in range(6)]
+    t, cases = table(rows)
+    test = {"kind": "ratio", "num": {"spread": {"metric": "bandwidth"}, "over": "core"}, "band": [1.2, None]}
+    out = judge_claim(SPEC, claim(test), t, cases)
+    assert out["verdict"] == "reproduced" and out["groups"][0]["estimate"] == pytest.approx(1.5)
+    flat = [({"core": c}, "bandwidth", s, 2.0 + 0.01 * s) for c in (0, 1) for s in range(6)]
+    t, cases = table(flat)
+    assert judge_claim(SPEC, claim(test), t, cases)["verdict"] == "contradicted"
+
+
+def test_a_spread_over_listed_values_ignores_the_others_and_needs_all_of_them():
+    rows = [({"mapping": m}, "comm_s", s, v) for s in range(6)
+            for m, v in (("compact", 1.0), ("compact_swapped", 2.5), ("scatter", 9.0))]
+    t, cases = table(rows)
+    test = {"kind": "ratio", "band": [2.0, None],
+            "num": {"spread": {"metric": "comm_s"}, "over": "mapping", "values": ["compact", "compact_swapped"]}}
+    assert judge_claim(SPEC, claim(test), t, cases)["groups"][0]["estimate"] == pytest.approx(2.5)
+    test["num"]["values"] = ["compact", "scatter_swapped"]          # one of them never measured
+    assert judge_claim(SPEC, claim(test), t, cases)["verdict"] == "not run"
+
+
+def ranking(order_values, tolerance=0.0):
+    rows = [({"link": link}, "time_s", s, v * (1 + 0.001 * s)) for s in range(6)
+            for link, v in zip(["4X", "2X", "1X"], order_values)]
+    t, cases = table(rows)
+    test = {"kind": "ranking", "value": {"metric": "time_s"}, "over": "link", "order": ["4X", "2X", "1X"],
+            "expect": "ascending", "tolerance": tolerance}
+    return judge_claim(SPEC, claim(test), t, cases)
+
+
+def test_a_ranking_is_judged_pair_by_pair_and_fails_on_the_pair_out_of_order():
+    ok = ranking([1.0, 2.0, 4.0])
+    assert ok["verdict"] == "reproduced"
+    assert [g["group"] for g in ok["groups"]] == ["link=4X <= link=2X", "link=2X <= link=1X"]
+    bad = ranking([1.0, 2.0, 1.5])
+    assert bad["verdict"] == "contradicted"
+    assert [g["verdict"] for g in bad["groups"]] == ["reproduced", "contradicted"]
+
+
+def test_a_ranking_tolerance_lets_neighbours_tie():
+    assert ranking([1.0, 0.99, 2.0])["verdict"] == "contradicted"       # 1 % faster at half bandwidth
+    assert ranking([1.0, 0.99, 2.0], tolerance=0.02)["verdict"] == "reproduced"
+
+
+def test_a_linear_loss_fit_recovers_the_slope_with_its_interval():
+    """y = 1000 - 14 x with +-1 % noise, x = 0 (injection off: no x rows at all), 100, 200, 300,
+    4 samples each: the fitted loss is 14 B/B within 10 %, inside a narrow interval."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in range(4):
+        rows.append(({"injection": "off"}, "triad_bw", s, 1000 * (1 + 0.01 * rng.standard_normal())))
+        for x in (100, 200, 300):
+            rows.append(({"injection": x}, "triad_bw", s, (1000 - 14 * x / 10) * (1 + 0.01 * rng.standard_normal())))
+            rows.append(({"injection": x}, "injected_bw", s, x / 10))
+    t, cases = table(rows)
+    test = {"kind": "fit", "model": "linear-loss", "x": {"metric": "injected_bw"}, "y": {"metric": "triad_bw"},
+            "x_zero": {"injection": "off"}, "band": [0, None]}
+    group = judge_claim(SPEC, claim(test), t, cases)["groups"][0]
+    assert group["verdict"] == "reproduced" and group["n"] == 16
+    assert group["estimate"] == pytest.approx(14, rel=0.1)
+    assert group["ci_low"] < group["estimate"] < group["ci_high"] and group["ci_high"] - group["ci_low"] < 4
+    test["band"] = [20, None]                                       # the paper's LLC figure: not here
+    assert judge_claim(SPEC, claim(test), t, cases)["verdict"] == "contradicted"
+
+
+def test_a_fit_without_two_levels_of_x_is_not_run():
+    rows = [({"injection": "off"}, "triad_bw", s, 1000.0 + s) for s in range(6)]
+    t, cases = table(rows)
+    test = {"kind": "fit", "model": "linear-loss", "x": {"metric": "injected_bw"}, "y": {"metric": "triad_bw"},
+            "x_zero": {"injection": "off"}, "band": [0, None]}
+    assert judge_claim(SPEC, claim(test), t, cases)["verdict"] == "not run"
+
+
+def test_where_leaves_other_platforms_out_with_the_reason():
+    t, cases = table([({"core": 0}, "bandwidth", s, 1.0) for s in range(6)])
+    test = {"kind": "ratio", "num": {"metric": "bandwidth"}, "band": [0, None]}
+    out = judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {"kind": "vcluster"})
+    assert out["verdict"] == "not applicable"
+    assert out["groups"][0]["reason"] == "needs kind cluster; this platform's is vcluster"
+    assert judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {"kind": "cluster"})["verdict"] == "reproduced"
+    # a fact the run did not record keeps the claim: judged, not silently dropped
+    assert judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {})["verdict"] == "reproduced"
+    assert unmet({"sockets": {"min": 2}}, {"sockets": 1}) == "needs sockets min 2; this platform has 1"
+
+
+@pytest.mark.parametrize("ports, kind", [
+    (["mlx5_0/1 100 Gb/sec (4X EDR)"], "offload"),
+    (["hfi1_0/1 100 Gb/sec (4X EDR)"], "onload"),
+    (["rxe0/1 10 Gb/sec (1X QDR)"], "onload"),
+    ([], "tcp"),
+    (["weird0/1 1 Gb/sec"], None),
+])
+def test_the_nic_kind_follows_the_verbs_device(ports, kind):
+    assert nic_kind(ports) == kind
+
+
+def test_the_balance_note_is_computed_from_the_link_and_the_measured_triad():
+    """A 1 Gbit/s link (125 MB/s) against 25 000 MB/s of Triad: 0.005 B of network per B of memory,
+    and at Groves' 14 B/B the link could take at most 14 x 125 / 25 000 = 7.0 % of Triad."""
+    from crosstalk.claims.balance import note
+    t, _ = table([({"threads": th}, "triad_bw", s, 25000.0 if th == 2 else 14000.0) for th in (1, 2) for s in range(3)])
+    text = note({"balance": "network_to_memory"}, t, {"link_gbit": 1.0, "nic": "tcp"})
+    assert "0.005 B of network per B of memory" in text and "at most 7.0% of Triad" in text
+    assert "Groves' machines 0.017-0.31" in text and "nic: tcp" in text
+    assert note({"balance": "network_to_memory"}, t, {"nic": "tcp"}) is None       # link rate not recorded
+    assert note({}, t, {"link_gbit": 1.0}) is None
