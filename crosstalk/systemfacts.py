@@ -57,6 +57,7 @@ def encode(facts):
 
 
 def decode(text):
+    """A JSON object from text; {} for anything else (a missing or broken value)."""
     try:
         facts = json.loads(text) if isinstance(text, str) else {}
     except ValueError:

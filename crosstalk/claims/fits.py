@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from crosstalk.claims.judge import CONFIDENCE
-from crosstalk.claims.operands import SAMPLE_KEY, Missing, _measured, distinct_params
+from crosstalk.claims.operands import SAMPLE_KEY, Missing, measured, distinct_params
 
 
 def linear_loss(test, table, experiment, select, units):
@@ -20,10 +20,10 @@ def linear_loss(test, table, experiment, select, units):
     x is 0 there (no injection: nothing injected)."""
     from crosstalk.models.throttling import fit_bandwidth_loss
     key = [*SAMPLE_KEY, "params"]
-    y_rows, chosen = _measured(test["y"], table, experiment, select, units)
+    y_rows, chosen = measured(test["y"], table, experiment, select, units)
     y = y_rows.groupby(key, dropna=False)["value"].median()
     try:
-        x_rows, _ = _measured(test["x"], table, experiment, select, None)
+        x_rows, _ = measured(test["x"], table, experiment, select, None)
         x = x_rows.groupby(key, dropna=False)["value"].median()
     except Missing:
         x = pd.Series(dtype=float)

@@ -9,11 +9,12 @@ measurement of a case: the pairing key below. Operands are paired on it, so that
 conditions measured in the same run, partition and repeat (the machine's state of that moment).
 """
 import fnmatch
-import json
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+
+from crosstalk.systemfacts import decode as decode_json_object
 
 #: What identifies one sample across the cases of a run: the spec's repeat and the case's copy
 #: (``sample``: ReFrame's --repeat and --reruns copies are numbered per case, so the i-th copies of
@@ -34,14 +35,9 @@ def describe(select):
     return "{" + ", ".join(f"{k}={v}" for k, v in select.items()) + "}" if select else "(all)"
 
 
-@lru_cache(maxsize=None)
-def decode(params):
-    """A case's parameters from the table's ``params`` text (few distinct ones: decoded once)."""
-    try:
-        value = json.loads(params) if isinstance(params, str) else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+#: A case's parameters from the table's ``params`` text (few distinct ones: decoded once); the
+#: same JSON-object reading as a platform's facts.
+decode = lru_cache(maxsize=None)(decode_json_object)
 
 
 def distinct_params(rows):
@@ -112,11 +108,11 @@ def values(operand, table, experiment, select=None, units=None):
         return out
     if "spread" in operand:
         return _spread(operand, table, experiment, select, units)
-    rows, _ = _measured(operand, table, experiment, select, units)
+    rows, _ = measured(operand, table, experiment, select, units)
     return rows.groupby(SAMPLE_KEY, dropna=False)["value"].median()
 
 
-def _measured(operand, table, experiment, select, units, free=()):
+def measured(operand, table, experiment, select, units, free=()):
     """The finite rows of a metric operand and the selection they match; parameters in ``free``
     are left unselected."""
     exp = operand.get("experiment", experiment)
@@ -135,7 +131,7 @@ def _spread(operand, table, experiment, select, units):
     """Per sample: max over the ``over`` parameter's values (``values``, or every one measured) of
     the metric's median, divided by the min; samples missing one of the values are left out."""
     over, wanted = operand["over"], [str(v) for v in operand.get("values", [])]
-    rows, chosen = _measured(operand["spread"], table, experiment, select, units, free=(over,))
+    rows, chosen = measured(operand["spread"], table, experiment, select, units, free=(over,))
     level = {text: str(p.get(over)) for text, p in distinct_params(rows).items()}
     rows = rows.assign(_level=rows["params"].map(level))
     if wanted:
