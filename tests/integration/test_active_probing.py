@@ -57,13 +57,14 @@ def kept_idle_samples(run_dir):
 def check_probe_physics(run_dir, perf, loads):
     for load in loads:
         assert len(values(perf, "probe_median", load)) == 3
-    # Probes wait behind the heavy load's traffic (and, on 2 cores, its CPU time).
-    assert statistics.median(values(perf, "probe_median", HEAVY)) > \
-        statistics.median(values(perf, "probe_median", "idle"))
+    # Probes wait behind the heavy load's whole messages (and, on 2 cores, its CPU time). The mean
+    # (the queue model's W) is compared, not the median: the median rises only when more than half
+    # the probes queue (1.5-63x its idle probe's in 14 recorded vcluster jobs, below 1 once in CI),
+    # while the mean was 13-83x above in all 14; a median of three jobs keeps that margin.
     assert statistics.median(values(perf, "probe_avg", HEAVY)) > statistics.median(values(perf, "probe_avg", "idle"))
     # The same jobs' idle-fabric probes, just before the load started, were faster.
-    assert statistics.median(values(perf, "probe_median", HEAVY)) > \
-        statistics.median(values(perf, "idle_probe_median", HEAVY))
+    assert statistics.median(values(perf, "probe_avg", HEAVY)) > \
+        statistics.median(values(perf, "idle_probe_avg", HEAVY))
     # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
     # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
     for load in loads:
