@@ -55,6 +55,7 @@ def _partition(system, part, environment_names):
             "link_rate": network.get("link_rate"),
             "rdma_devices": list(network.get("rdma_devices", [])),
             "interface": network.get("interface"),
+            "topology": network.get("topology"),
             "launcher_options": list(part.get("launcher_options", [])),
             "rma_mt_env": {k: str(v) for k, v in system.get("rma_mt_env", {}).items()},
             **part.get("extras", {}),

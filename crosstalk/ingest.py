@@ -18,7 +18,7 @@ import pandas as pd
 from crosstalk import runstatus
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of
+from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of, topology_of
 
 def platform_of(system, host_class, origin="user"):
     """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
@@ -30,7 +30,7 @@ def platform_of(system, host_class, origin="user"):
 PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "metric",
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
                 "run_id",
-                "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "profile"]
+                "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "topology", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason and its platform's facts
 #: (crosstalk.systemfacts, JSON text: what claims' `where:` reads).
 CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "result",
@@ -219,6 +219,7 @@ def load_run(run_dir, origin="user"):
                 "spec_hash": specs.get(experiment, {}).get("sha256"),
                 "build_origin": prov.get("build_origin"),
                 "link_state": json.dumps(prov.get("link_state")) if prov.get("link_state") else None,
+                "topology": topology_of(prov),
                 "profile": prov.get("profile"),
             })
     return perf_rows, case_rows

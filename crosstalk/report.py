@@ -15,6 +15,7 @@ from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.bibliography import bibliography, citation
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
+from crosstalk.systemfacts import topology_of
 from crosstalk.ingest import load_provenance, platform_of
 from crosstalk.proc import run
 from crosstalk.specs import all_specs
@@ -97,6 +98,7 @@ def load_runs(results_dir, systems, examples_dir=None):
                 continue   # already reported by collect
             host = from_provenance(prov)
             runs.append({**prov, "run_id": prov.get("run_id", path.parent.name),
+                         "topology": topology_of(prov),
                          "system": prov.get("system", system), "host_class": host, "origin": origin,
                          "platform": platform_of(prov.get("system", system), host["id"], origin)})
     return runs
@@ -186,6 +188,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
 
 #: Benchmark summaries (markdown written by the benchmark scripts) shown at the end of the report.
 BENCHMARK_PAGES = [("Virtual cluster links and bring-up", "vcluster/linkbench.md"),
+                   ("Virtual cluster topologies", "vcluster/topologies.md"),
                    ("Kernels against plain loops and upstream", "bench/latest.md"),
                    ("Analysis scale", "bench/analysis-scale.md")]
 

@@ -155,7 +155,8 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     with _locked(session, f"crosstalk run {run_id}"):
         extra = {"kind": description["kind"], "host_class": host, "targets": targets, "gate": gate,
                  "reframe_args": list(reframe_args), "inventory": _inventory_arg(inventory),
-                 "specs_dir": os.environ.get(SPECS_DIR_ENV)}
+                 "specs_dir": os.environ.get(SPECS_DIR_ENV),
+                 "topology": (description.get("network") or {}).get("topology")}
         if cluster is not None:
             extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state())
         (run_dir / "provenance.json").write_text(

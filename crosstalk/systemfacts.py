@@ -5,7 +5,9 @@ Facts: ``kind`` (cluster, local, vcluster), ``sockets`` and ``cores`` of a node,
 ethernet, infiniband, ...) and ``nic``: ``offload`` (a verbs NIC that runs the protocol itself),
 ``onload`` (a verbs NIC or soft RDMA whose protocol runs on the host's cores) or ``tcp`` (no RDMA:
 the host's TCP stack carries MPI, so the host's cores do the protocol work, as with onload).
-``link_gbit`` is a node's link rate (the inventory's ``link_rate`` or the fastest verbs port).
+``link_gbit`` is a node's link rate (the inventory's ``link_rate`` or the fastest verbs port);
+``topology`` the switch topology's kind (star, fattree, dragonfly; a virtual cluster's before runs
+recorded it was a star).
 A fact the provenance does not record is None.
 """
 import json
@@ -15,7 +17,7 @@ import re
 #: the host (its "onload": QLogic/Intel True Scale and Omni-Path, and soft RoCE/iWARP).
 OFFLOAD_DEVICES = ("mlx", "cxgb", "bnxt_re", "irdma", "efa", "ionic", "qedr", "hns")
 ONLOAD_DEVICES = ("qib", "hfi1", "rxe", "siw")
-FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit")
+FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology")
 _RATE = re.compile(r"^([0-9.]+)\s*([kmg]?)(?:bit|b/sec)", re.I)
 _GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
 
@@ -40,6 +42,12 @@ def nic_kind(rdma_ports):
     return None
 
 
+def topology_of(prov):
+    """The switch topology a run recorded (``dragonfly:groups=3,...``); a virtual cluster's run from
+    before topologies were recorded had a star; None where nothing says."""
+    return prov.get("topology") or ("star" if prov.get("link_state") else None)
+
+
 def of_provenance(prov, host_class):
     """The facts of a run: ``prov`` its provenance, ``host_class`` what
     :func:`crosstalk.hostclass.from_provenance` made of it."""
@@ -47,9 +55,10 @@ def of_provenance(prov, host_class):
     kind = prov.get("kind")
     if kind is None and prov.get("link_state"):
         kind = "vcluster"          # recorded before runs named their kind: shaped veths are ours
+    topology = topology_of(prov) or ("star" if kind == "vcluster" else None)
     return {"kind": kind, "sockets": fp.get("sockets"), "cores": fp.get("cores"),
             "fabric": fp.get("fabric"), "nic": nic_kind(fp.get("rdma")) if fp.get("fabric") else None,
-            "link_gbit": link_gbit(fp)}
+            "link_gbit": link_gbit(fp), "topology": topology.split(":", 1)[0] if topology else None}
 
 
 def encode(facts):

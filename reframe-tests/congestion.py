@@ -15,9 +15,11 @@ from reframe.core.builtins import (fixture, parameter, performance_function, run
                                    sanity_function)
 
 from crosstalk.models.congestion import congestion_impact
-from crosstalk.models.congestion_layout import canary_count, layout_seed
+from crosstalk.models.congestion_layout import (canary_count, fabric_seed, layout_seed, narrow_route,
+                                                shuffled)
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
+from crosstalk.vcluster.topology import build as build_topology
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.launch import allocate_nodes
@@ -108,6 +110,11 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
         return bool(self.current_partition.extras.get("capabilities", {}).get("link_control"))
 
     @property
+    def topology(self):
+        """The partition's switch topology (a star where none is described)."""
+        return self.current_partition.extras.get("topology") or "star"
+
+    @property
     def launcher(self):
         return self.current_partition.launcher_type.registered_name
 
@@ -127,9 +134,14 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         kinds = CONGESTORS if self.congestors == "all" else [self.congestors]
         ppn = self.pport_value()
         per_host = 1
+        fraction = float(self.setting("canary_fraction", 0.2))
         if self.hosts == 1:
             self.layout = "one-host"
             gnodes = int(self.setting("local_nodes", 4))
+        elif self.link_control and not self.topology.startswith("star"):
+            self.layout = "fabric"           # one GPCNeT node per host; switch links are shared
+            gnodes = self.hosts
+            fraction = float(self.setting("canary_fraction_fabric", fraction))
         elif self.link_control:
             self.layout = "shared-links"
             per_host = int(self.setting("endpoints_per_node", 2))
@@ -137,7 +149,6 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         else:
             self.layout = "nodes"
             gnodes = self.hosts
-        fraction = float(self.setting("canary_fraction", 0.2))
         need = canary_count(fraction, gnodes) + 2 * len(kinds)
         self.skip_if(gnodes < need,
                      f"congestors={self.congestors} needs {need} GPCNeT nodes (>= 2 canary nodes and >= 2 "
@@ -154,11 +165,21 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             # on a canary host for this many hosts (crosstalk.models.congestion_layout).
             seed = layout_seed(seed, gnodes, self.hosts, fraction, kinds)
             self.skip_if(seed is None, f"no seed puts the canaries on two of {self.hosts} hosts")
+        elif self.layout == "fabric":
+            # The first seed from the spec's on whose canaries cross a narrow switch link (a global
+            # link, an oversubscribed uplink) that every congestor's traffic also crosses that way.
+            names = [f"n{i}" for i in range(1, self.hosts + 1)]
+            shaped = parse_rate(str(self.setting("link_rate")))
+            route = narrow_route(build_topology(self.topology, names, shaped), names, shaped)
+            seed = fabric_seed(seed, gnodes, fraction, kinds, route)
+            self.skip_if(seed is None, f"no seed makes every congestor share a switch link with the canaries "
+                                       f"on {self.topology}")
+            self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
             "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
             "--canary-fraction", str(fraction), "--seed", str(seed), "--ppn", str(ppn)]
-        if self.layout != "nodes":
+        if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
             self.executable_opts.append("--allow-shared-nodes")
         if self.launcher == "srun":
@@ -167,10 +188,10 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         elif self.launcher in ("mpirun", "mpiexec"):
             # shared-links: endpoint v (ranks v*ppn...) round robin over the hosts; with ppn > 1 an
             # endpoint's ranks then sit on consecutive hosts (srun's plane distribution keeps them
-            # together). nodes: ppn ranks on every node.
+            # together). nodes, fabric: ppn ranks on every node, node v on host v.
             self.job.launcher.options = ["--bind-to", "none", "--map-by",
-                                         "node" if self.layout != "nodes" else f"ppr:{ppn}:node"]
-        if self.layout == "shared-links":
+                                         f"ppr:{ppn}:node" if self.layout in ("nodes", "fabric") else "node"]
+        if self.layout in ("shared-links", "fabric"):
             self.shape_fabric(self.hosts)
 
     def canary_value(self, prefix, phase, stat):
@@ -180,13 +201,17 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
 
     @sn.deferrable
     def canaries_apart(self):
-        """On shared-link layouts the canary endpoints must be on two hosts at least."""
-        if self.layout != "shared-links":
+        """On shared-link layouts the canary endpoints must be on two hosts at least; on a routed
+        fabric the canaries are the hosts whose routes the seed was chosen for."""
+        if self.layout not in ("shared-links", "fabric"):
             return True
         info = records(self.stdout, "info").evaluate()
         if not info:
             raise sn.SanityError("xt-congestion printed no layout (info record)")
         hosts = {item.split("#")[0] for item in info[0].get("nodes_canary", "").split(",") if item}
+        if self.layout == "fabric" and hosts != self.planned_canaries:
+            raise sn.SanityError(f"canaries on {sorted(hosts)}, planned on {sorted(self.planned_canaries)} "
+                                 f"(xt-congestion's shuffle differs from congestion_layout's)")
         if len(hosts) < 2:
             raise sn.SanityError(f"canary endpoints all on {hosts}: their traffic never crossed a link "
                                  f"(xt-congestion's layout differs from congestion_layout's)")

@@ -16,7 +16,17 @@ TESTS = [("lat", "P2P latency (us)"), ("bw", "P2P BW+Sync (MiB/s/rank)"), ("allr
 CONGESTOR_ORDER = ["a2a", "p2p_incast", "rma_incast", "rma_bcast", "all"]
 CONGESTOR_LABEL = {"a2a": "Alltoall", "p2p_incast": "P2P Incast", "rma_incast": "Put Incast",
                    "rma_bcast": "Get Bcast", "all": "all four"}
-LAYOUT = {"local": "one host, no network: CPU and shared memory only"}
+
+
+def layout_note(rows):
+    """How a target's GPCNeT nodes were laid out, from what its runs were (reframe-tests/congestion.py)."""
+    topology = next((t for t in rows["topology"].dropna()), None) if "topology" in rows else None
+    if topology == "star":
+        return "endpoints sharing shaped host links"
+    if topology:
+        return f"one endpoint per node, canaries and congestors sharing switch links ({topology})"
+    hosts = {n for nodes in rows["nodes"].dropna() for n in str(nodes).split(",") if n}
+    return "one host, no network: CPU and shared memory only" if len(hosts) <= 1 else "one endpoint per node"
 
 
 def samples(perf, systems, test_prefix):
@@ -78,8 +88,9 @@ def gpcnet_table2(perf, systems):
         axes[1].text(0.5, 0.02, "no local congestion runs yet", transform=axes[1].transAxes, ha="center")
     fig.suptitle("GPCNeT Table 2 (paper systems) and measured here (shaded; median over repeats)", fontsize=11)
     fig.tight_layout()
-    layouts = ordered_targets(cases)
-    notes = "; ".join(f"{t}: {LAYOUT.get(t.split('@')[0], 'endpoints sharing shaped host links')}" for t in layouts)
+    raw = perf[(perf.experiment == EXPERIMENT) & perf.test.str.startswith("CongestionCanary")]
+    raw = with_target(raw) if not raw.empty else raw
+    notes = "; ".join(f"{t}: {layout_note(raw[raw.target == t])}" for t in ordered_targets(cases))
     return fig, ("Canary tests of xt-congestion (random-ring latency 8 B, random-ring BW+Sync 128 KiB, "
                  "Allreduce 8 B) isolated and with the congestors running: average and 99th percentile "
                  "(bandwidth 99% = the slow tail). Local rows are per congestor set (the paper's rows "

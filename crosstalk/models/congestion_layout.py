@@ -67,3 +67,59 @@ def layout_seed(seed, nodes, hosts, fraction, congestors):
         if useful(layout(candidate, nodes, hosts, fraction, congestors)):
             return candidate
     return None
+
+
+# ------------------------------------------------------------------ routed fabrics
+# On a fat tree or Dragonfly each host is one GPCNeT node (no shared host links), and congestion
+# is queueing in switch-to-switch links that canary and congestor traffic cross in the same
+# direction. ``route(a, b)`` gives the directed links from host a to host b (topology.directed_path).
+
+def members(seed, nodes, fraction, congestors):
+    """{congestor: [node...]} as xt-congestion assigns them (round robin in shuffled order)."""
+    kinds = [c for c in CONGESTORS if c in congestors]
+    order = shuffled(nodes, seed)
+    ncanary = canary_count(fraction, nodes)
+    return {kind: order[ncanary + i::len(kinds)] for i, kind in enumerate(kinds)}
+
+
+def flows(kind, group):
+    """Directed (src, dst) node pairs a party's traffic takes: all pairs for the canaries' random
+    rings and the all-to-all; members to the root (its first node) for the incasts; the root's data
+    to the members for the Get broadcast."""
+    root, rest = group[0], group[1:]
+    if kind in ("p2p_incast", "rma_incast"):
+        return [(v, root) for v in rest]
+    if kind == "rma_bcast":
+        return [(root, v) for v in rest]
+    return [(a, b) for a in group for b in group if a != b]
+
+
+def shared_links(seed, nodes, fraction, congestors, route):
+    """{congestor: directed links its traffic shares with the canaries'} for one host per node."""
+    canaries = shuffled(nodes, seed)[:canary_count(fraction, nodes)]
+    canary_links = {hop for a, b in flows("canary", canaries) for hop in route(a, b)}
+    return {kind: {hop for a, b in flows(kind, group) for hop in route(a, b)} & canary_links
+            for kind, group in members(seed, nodes, fraction, congestors).items()}
+
+
+def fabric_seed(seed, nodes, fraction, congestors, route):
+    """The first seed from ``seed`` on where every congestor's traffic shares a switch link with
+    the canaries' (in one direction), or None."""
+    if nodes < canary_count(fraction, nodes) + 2 * len(congestors):
+        return None
+    for candidate in range(seed, seed + SEARCH):
+        if all(shared_links(candidate, nodes, fraction, congestors, route).values()):
+            return candidate
+    return None
+
+
+def narrow_route(topology, names, node_bps):
+    """``route(a, b)`` over hosts ``names`` (index -> node name) keeping only the switch links
+    narrower than a node's link (where queues form; all switch links if none is narrower)."""
+    narrow = {link.name for link in topology.links if link.rate_bps < node_bps} or \
+        {link.name for link in topology.links}
+
+    def route(a, b):
+        return [(link.name, way) for link, way in topology.directed_path(names[a], names[b], names)
+                if link.name in narrow]
+    return route

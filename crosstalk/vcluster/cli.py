@@ -7,12 +7,16 @@ from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
 
 
-def _cluster(args):
+def _cluster(args, building=False):
+    """The cluster ``up`` builds (inventory and options), or for the other actions the one running."""
     from crosstalk.vcluster import VCluster
     overrides = {k: v for k, v in (("nodes", getattr(args, "nodes", None)),
                                    ("link_rate", getattr(args, "link_rate", None)),
+                                   ("topology", getattr(args, "topology", None)),
                                    ("name", args.name), ("subnet", args.subnet)) if v}
-    return VCluster.from_inventory(args.inventory, **overrides)
+    if building:
+        return VCluster.from_inventory(args.inventory, **overrides)
+    return VCluster.as_running(args.inventory, **overrides)
 
 
 def _node_count(text):
@@ -33,7 +37,7 @@ def _common(p):
 
 
 def cmd_up(args):
-    vc = _cluster(args)
+    vc = _cluster(args, building=True)
     changes = vc.up()
     if args.json:
         print(json.dumps({"changed": bool(changes), "changes": changes}))
@@ -53,18 +57,35 @@ def cmd_down(args):
     return 0
 
 
+def _bytes(counter):
+    return f"{counter['bytes']:>14,}" if counter else f"{'-':>14}"
+
+
 def cmd_status(args):
+    from crosstalk.vcluster.rates import format_rate
+    from crosstalk.vcluster.topology import describe
     vc = _cluster(args)
     st = vc.status()
     if args.json:
         print(json.dumps(st, indent=1))
-    else:
-        print(f"vcluster {st['name']}: {'up' if st['up'] else 'not (fully) up'} "
-              f"(state {st['state_dir']})")
-        for n, d in st["nodes"].items():
-            link = d["link"] or {}
-            print(f"  {n} {d['address']:<14} anchor={d['anchor']} slurmd={d['slurmd']} "
-                  f"link={link.get('width') or '-'} {link.get('rate', '-')}")
+        return 0 if st["up"] else 1
+    print(f"vcluster {st['name']}: {'up' if st['up'] else 'not (fully) up'} "
+          f"(state {st['state_dir']}; topology {st['topology']})")
+    for n, d in st["nodes"].items():
+        link = d["link"] or {}
+        print(f"  {n} {d['address']:<14} anchor={d['anchor']} slurmd={d['slurmd']} "
+              f"link={link.get('width') or '-'} {link.get('rate', '-')} switch={d['switch']}")
+    if vc.topology.routed:
+        print("switches:")
+        for line in describe(vc.topology, vc.nodes):
+            print(f"  {line}")
+    if st["links"]:
+        print(f"bytes each link has carried (tc counters since up)\n"
+              f"  {'link':<16} {'kind':<7} {'rate':>8} {'forward':>14} {'back':>14}")
+        for link in st["links"]:
+            fwd, back = (link["up"], link["down"]) if link["kind"] == "node" else (link["a_to_b"], link["b_to_a"])
+            rate = format_rate(max(c["rate_bps"] for c in (fwd, back) if c)) if fwd or back else "-"
+            print(f"  {link['link']:<16} {link['kind']:<7} {rate:>8} {_bytes(fwd)} {_bytes(back)}")
     return 0 if st["up"] else 1
 
 
@@ -89,6 +110,11 @@ def cmd_exec(args):
 def cmd_bench(args):
     from crosstalk.vcluster import linkbench
     return linkbench.main(args)
+
+
+def cmd_bench_topologies(args):
+    from crosstalk.vcluster import topobench
+    return topobench.main(args)
 
 
 def cmd_link_set(args):
@@ -132,6 +158,9 @@ def register(subparsers):
     _common(p)
     p.add_argument("--nodes", type=_node_count, help="number of nodes (1..16)")
     p.add_argument("--link-rate", help="nominal 4X rate, e.g. 1gbit")
+    p.add_argument("--topology", help="star, fattree:leaves=L,spines=S,oversub=R or "
+                                      "dragonfly:groups=G,routers=A,local=X,global=Y "
+                                      "(default: the inventory's vcluster_topology, else star)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_up)
 
@@ -140,7 +169,7 @@ def register(subparsers):
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_down)
 
-    p = vsub.add_parser("status", help="show nodes, daemons and links")
+    p = vsub.add_parser("status", help="show nodes, daemons, switches and what each link carried")
     _common(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
@@ -161,6 +190,14 @@ def register(subparsers):
     p.add_argument("--repeats", type=int, default=3, help="iperf3 runs per rate (best kept)")
     p.add_argument("--out", default="results/vcluster")
     p.set_defaults(func=cmd_bench)
+
+    p = vsub.add_parser("bench-topologies", help="topology benchmark: rate per link type, where traffic "
+                                                 "goes, bring-up time by node count")
+    p.add_argument("--inventory", default="inventories/vcluster")
+    p.add_argument("--seconds", type=int, default=3, help="iperf3 duration per run")
+    p.add_argument("--repeats", type=int, default=3, help="iperf3 runs per link type")
+    p.add_argument("--out", default="results/vcluster")
+    p.set_defaults(func=cmd_bench_topologies)
 
     lk = subparsers.add_parser("link", help="runtime link control on the virtual cluster")
     lsub = lk.add_subparsers(dest="lcommand", required=True, metavar="ACTION")

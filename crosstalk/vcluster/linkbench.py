@@ -26,25 +26,41 @@ def _cluster(inventory, nodes):
     return VCluster.from_inventory(inventory, name=BENCH_NAME, subnet=BENCH_SUBNET, nodes=nodes)
 
 
+def iperf_flows(vc, pairs, seconds=None, nbytes=None):
+    """Concurrent TCP flows, one per ``(src, dst)`` pair (distinct destinations), for ``seconds`` or
+    ``nbytes`` each; bit/s each receiver got."""
+    length = ["-n", str(nbytes)] if nbytes else ["-t", str(seconds), "-O", "1"]
+    limit = (seconds or 60) + 30
+    servers = [vc.popen(dst, ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        cwd="/") for _, dst in pairs]
+    clients = []
+    try:
+        for _, dst in pairs:
+            for _ in range(50):           # wait for the server to listen
+                probe = vc.exec(dst, ["sh", "-c", "ss -ltn | grep -q ':5201 '"], timeout=10, cwd="/")
+                if probe.returncode == 0:
+                    break
+                time.sleep(0.1)
+        clients = [vc.popen(src, ["iperf3", "-c", vc.addresses[dst], *length, "-J"], cwd="/",
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                   for src, dst in pairs]
+        rates = []
+        for client in clients:
+            out, _ = client.communicate(timeout=limit)
+            if client.returncode != 0:
+                raise CrosstalkError(f"vcluster bench: iperf3 failed: {out[-300:]}")
+            rates.append(json.loads(out)["end"]["sum_received"]["bits_per_second"])
+        return rates
+    finally:
+        for proc in servers + clients:   # iperf3 -s -1 exits after one client, unless it failed
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+
+
 def iperf(vc, seconds):
     """TCP throughput n1 -> n2 in bit/s (receiver side)."""
-    server = vc.popen("n2", ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL, cwd="/")
-    try:
-        for _ in range(50):           # wait for the server to listen
-            probe = vc.exec("n2", ["sh", "-c", "ss -ltn | grep -q ':5201 '"], timeout=10, cwd="/")
-            if probe.returncode == 0:
-                break
-            time.sleep(0.1)
-        out = vc.exec("n1", ["iperf3", "-c", vc.addresses["n2"], "-t", str(seconds), "-O", "1", "-J"],
-                      timeout=seconds + 30, cwd="/", capture_output=True, text=True)
-        if out.returncode != 0:
-            raise CrosstalkError(f"vcluster bench: iperf3 failed: {out.stdout[-300:]}")
-        return json.loads(out.stdout)["end"]["sum_received"]["bits_per_second"]
-    finally:
-        if server.poll() is None:       # iperf3 -s -1 exits after one client, unless it failed
-            server.kill()
-        server.wait(timeout=10)
+    return iperf_flows(vc, [("n1", "n2")], seconds)[0]
 
 
 def bench_rates(inventory, rates, seconds, repeats):
@@ -73,6 +89,20 @@ def bench_rates(inventory, rates, seconds, repeats):
 
 def _loadavg():
     return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def host_facts():
+    return {"kernel": platform.release(), "cpus": os.cpu_count(), "loadavg": _loadavg()}
+
+
+def write_results(out, stem, doc, text):
+    """``out/<stem>-<time>.json`` (the measurements) and ``out/<stem>.md`` (what the report shows)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}-{doc['time'].replace('-', '').replace(':', '')}.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(text)
+    print(f"wrote {path} and {out / f'{stem}.md'}")
 
 
 def bench_bringup(inventory, sizes):
@@ -129,17 +159,10 @@ def main(args):
     if any(not 1 <= s <= 16 for s in sizes):
         raise CrosstalkError(f"--sizes: {args.sizes!r}: node counts must be 1..16")
     now = datetime.datetime.now(datetime.timezone.utc)
-    doc = {"time": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "host": {"kernel": platform.release(), "cpus": os.cpu_count(),
-                    "loadavg": _loadavg()}}
+    doc = {"time": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": host_facts()}
     print("link rate (iperf3):", flush=True)
     doc["rates"] = bench_rates(args.inventory, rates, args.seconds, args.repeats)
     print("bring-up:", flush=True)
     doc["bringup"] = bench_bringup(args.inventory, sizes)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"linkbench-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
-    (out / "linkbench.md").write_text(markdown(doc))
-    print(f"wrote {path} and {out / 'linkbench.md'}")
+    write_results(args.out, "linkbench", doc, markdown(doc))
     return 0

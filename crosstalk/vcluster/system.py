@@ -1,8 +1,9 @@
 """A ``kind: vcluster`` system description, completed from the cluster its inventory builds.
 
 The inventory says what the cluster is (``hosts.yml``: nodes; ``group_vars/all/vcluster.yml``: subnet,
-link rate, Slurm); everything ReFrame needs that follows from it (node counts, the Slurm partition,
-SLURM_CONF, the Open MPI launch agent and hostfile, the nominal link rate, link control) is derived
+link rate, topology, Slurm); everything ReFrame needs that follows from it (node counts, the Slurm
+partition, SLURM_CONF, the Open MPI launch agent and hostfile, the nominal link rate and topology,
+link control) is derived
 here, so a copy of the inventory with another name, size, subnet or rate needs no other edit.
 """
 import copy
@@ -21,7 +22,8 @@ def complete(system, inventory, source):
     env = cluster.env()
     out = copy.deepcopy(system)
     out["network"] = {"fabric": "veth", "rdma_devices": [], "interface": "eth0",
-                      **out.get("network", {}), "link_rate": format_rate(cluster.link_rate)}
+                      **out.get("network", {}), "link_rate": format_rate(cluster.link_rate),
+                      "topology": cluster.topology.spec}
     if out.get("cores_per_node") == "auto":
         out["cores_per_node"] = int(cluster.slurm["cpus_per_node"])
     out["capabilities"] = {**out["capabilities"], "link_control": True}

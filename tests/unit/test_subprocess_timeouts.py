@@ -18,9 +18,9 @@ WAITING_CALLS = {"run", "call", "check_call", "check_output"}
 POPEN_ALLOWED = {
     ("crosstalk/proc.py", "run"): "communicate(timeout=...), then the process group is ended",
     ("crosstalk/session.py", "run_reframe"): "supervise() waits; the session time limit stops it",
-    ("crosstalk/vcluster/__init__.py", "popen"): "forwards to Popen for callers listed here",
-    ("crosstalk/vcluster/linkbench.py", "iperf"): "the server exits after one client; killed and "
-                                                  "waited with a timeout in finally",
+    ("crosstalk/vcluster/nodes.py", "popen"): "forwards to Popen for callers listed here",
+    ("crosstalk/vcluster/linkbench.py", "iperf_flows"): "clients communicate(timeout=...); servers "
+                                                        "exit after one client, else killed in finally",
 }
 
 

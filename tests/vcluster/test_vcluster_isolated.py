@@ -181,11 +181,11 @@ def test_down_leaves_nothing():
     vc.exec("n2", ["setsid", "-f", "sleep", "301"], check=True)
     time.sleep(1.5)
     st = vc.status()
-    pids = [st["switch"], st["munged"], st["slurmctld"]] + [
+    pids = [*st["switches"].values(), st["munged"], st["slurmctld"]] + [
         d[k] for d in st["nodes"].values() for k in ("anchor", "slurmd")]
-    assert all(pids), st
+    assert all(pids) and list(st["switches"]) == ["sw"], st
     netns = {os.readlink(f"/proc/{d['anchor']}/ns/net") for d in st["nodes"].values()}
-    netns.add(os.readlink(f"/proc/{st['switch']}/ns/net"))
+    netns.add(os.readlink(f"/proc/{st['switches']['sw']}/ns/net"))
 
     assert vc.down() is True
     job.wait(timeout=30)

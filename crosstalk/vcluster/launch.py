@@ -1,0 +1,58 @@
+"""Launching on the virtual cluster: the variables every command needs, /etc/hosts, the Open MPI
+hostfile and rsh agent, and the per-node Python wrappers Ansible runs modules through."""
+from crosstalk.vcluster.procs import write_if_changed
+
+
+class Launch:
+    """The launch part of a VCluster."""
+
+    @property
+    def shared_dir(self):
+        """A directory every node sees (each node's /tmp is private): binaries, job files."""
+        return self.state / "shared"
+
+    @property
+    def hostfile(self):
+        return self.state / "hostfile"
+
+    def env(self):
+        """Variables every command on the cluster needs: Slurm client config and Open MPI."""
+        return {
+            "SLURM_CONF": str(self.slurm_conf),
+            "SLURM_MPI_TYPE": "pmix",
+            "OMPI_ALLOW_RUN_AS_ROOT": "1",
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "OMPI_MCA_plm_rsh_agent": str(self.state / "bin" / "rsh-agent"),
+            "OMPI_MCA_orte_default_hostfile": str(self.hostfile),
+            "OMPI_MCA_rmaps_base_mapping_policy": "node",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1",
+            "OMPI_MCA_btl": "tcp,self,vader",
+            "OMPI_MCA_btl_tcp_if_include": "eth0",
+            "OMPI_MCA_oob_tcp_if_include": "eth0",
+            "OMPI_MCA_mpi_yield_when_idle": "1",
+            "OMPI_MCA_osc": "pt2pt",
+        }
+
+    def _write_launch_files(self):
+        st = self.state
+        write_if_changed(st / "hosts", "127.0.0.1 localhost\n" + "".join(
+            f"{self.addresses[n]} {n}\n" for n in self.nodes))
+        write_if_changed(self.hostfile, "".join(
+            f"{n} slots={self.slurm['cpus_per_node']}\n" for n in self.nodes))
+        cases = "".join(f"  {n}|{self.addresses[n]}) node={n} ;;\n" for n in self.nodes)
+        # Open MPI calls: AGENT [options] HOST COMMAND...; COMMAND is a shell string (as for ssh)
+        write_if_changed(st / "bin" / "rsh-agent", f"""#!/bin/sh
+# Open MPI launch agent for virtual cluster {self.name}: runs COMMAND on node HOST.
+while [ "$#" -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
+host=$1; shift
+case "$host" in
+{cases}  *) echo "rsh-agent: unknown node $host" >&2; exit 255 ;;
+esac
+pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
+exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
+""", 0o755)
+        for n in self.nodes:   # Ansible's interpreter: runs modules inside the node
+            write_if_changed(st / "bin" / f"python-{n}", f"""#!/bin/sh
+pid=$(cat "{st}/pids/anchor-{n}.pid") || exit 1
+exec nsenter -t "$pid" -n -u -m --wd="$PWD" -- /usr/bin/python3 "$@"
+""", 0o755)
