@@ -16,6 +16,7 @@ from crosstalk.bibliography import bibliography, citation
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
 from crosstalk.systemfacts import topology_of
+from crosstalk.vcluster.balance import describe as describe_balance
 from crosstalk.ingest import load_provenance, platform_of
 from crosstalk.proc import run
 from crosstalk.specs import all_specs
@@ -99,6 +100,7 @@ def load_runs(results_dir, systems, examples_dir=None):
             host = from_provenance(prov)
             runs.append({**prov, "run_id": prov.get("run_id", path.parent.name),
                          "topology": topology_of(prov),
+                         "balance_text": describe_balance(prov["balance"]) if prov.get("balance") else None,
                          "system": prov.get("system", system), "host_class": host, "origin": origin,
                          "platform": platform_of(prov.get("system", system), host["id"], origin)})
     return runs

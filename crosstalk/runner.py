@@ -158,7 +158,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
                  "specs_dir": os.environ.get(SPECS_DIR_ENV),
                  "topology": (description.get("network") or {}).get("topology")}
         if cluster is not None:
-            extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state())
+            extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state(), balance=cluster.balance())
         (run_dir / "provenance.json").write_text(
             json.dumps(provenance(system, profile, specs, run_id, extra), indent=2) + "\n")
         note = reference_note(system, host, run_id, gate)

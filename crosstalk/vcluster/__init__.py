@@ -26,6 +26,7 @@ from pathlib import Path
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
 from crosstalk.vcluster import topology as topologies
+from crosstalk.vcluster.balance import Balance
 from crosstalk.vcluster.fabric import Fabric
 from crosstalk.vcluster.launch import Launch
 from crosstalk.vcluster.links import Links
@@ -37,11 +38,11 @@ from crosstalk.vcluster.settings import BENCH_NET, DEFAULT_WIDTHS, MAX_NODES, re
 from crosstalk.vcluster.slurm import SlurmDaemons
 
 
-class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
+class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch, Balance):
     """One virtual cluster. Create with :meth:`from_inventory`."""
 
     def __init__(self, name, subnet, nodes, link_rate, widths=None, injection_cap=None,
-                 state_dir=None, slurm=None, node_rates=None, topology="star"):
+                 state_dir=None, slurm=None, node_rates=None, topology="star", like=None):
         self.name = name
         self.subnet = ipaddress.ip_network(subnet)
         self.nodes = list(nodes)                     # ['n1', ...]
@@ -57,6 +58,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
         self.addresses = {n: str(self.subnet.network_address + i + 1)
                           for i, n in enumerate(self.nodes)}
         self.topology = topologies.build(topology, self.nodes, self.link_rate)
+        self.like = like                             # a machine of machines/ whose balance to model
         # The checkout must be seen by every node: ReFrame, job scripts and results live in it.
         self.shared_paths = [str(REPO_ROOT)] if under(REPO_ROOT, NODE_PRIVATE) else []
 
@@ -76,8 +78,9 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
         except (OSError, ValueError):
             return vc
         built = {"nodes": len(cfg.get("nodes", vc.nodes)), "link_rate": format_rate(cfg.get("link_rate", vc.link_rate)),
-                 "topology": cfg.get("topology", vc.topology.spec)}
-        now = {"nodes": len(vc.nodes), "link_rate": format_rate(vc.link_rate), "topology": vc.topology.spec}
+                 "topology": cfg.get("topology", vc.topology.spec), "like": cfg.get("like")}
+        now = {"nodes": len(vc.nodes), "link_rate": format_rate(vc.link_rate), "topology": vc.topology.spec,
+               "like": vc.like}
         changed = {k: v for k, v in built.items() if v != now[k] and k not in overrides}
         return cls.from_inventory(path, **overrides, **changed) if changed else vc
 
@@ -94,7 +97,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
                 "switches": {sw: self.anchor_pid(sw) for sw in self.topology.switches},
                 "munged": self._daemon_pid("munged"), "slurmctld": self._slurmctld_pid(),
                 "nodes": nodes, "links": self.link_counters() if self._fabric_up() else [],
-                "up": self.is_up()}
+                "balance": self.balance(), "up": self.is_up()}
 
     def is_up(self):
         return (self._fabric_up() and self._daemon_pid("munged") is not None
@@ -138,7 +141,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
         return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
                 "link_rate": self.link_rate, "node_rates": self.node_rates,
                 "injection_cap": self.injection_cap, "slurm": self.slurm,
-                "shared_paths": self.shared_paths, "topology": self.topology.spec}
+                "shared_paths": self.shared_paths, "topology": self.topology.spec, "like": self.like}
 
     def up(self):
         """Build the cluster, or repair what is missing. Returns the list of changes made
@@ -149,6 +152,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
 
     def _up(self):
         changes = []
+        self._plan_balance()
         cfg_path = self.state / "cluster.json"
         if cfg_path.exists():
             try:
@@ -183,7 +187,9 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
                 changes.append(f"node {n}")
         if any(c.startswith("node ") for c in changes):
             self._pin()
+        self._apply_balance()          # before slurmd starts: it joins its node's cgroup
         self._start_slurm(changes, slurm_conf_changed)
+        self._measure_balance()
         return changes
 
     # ------------------------------------------------------------------ down
@@ -216,5 +222,6 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch):
         left = wait_gone(all_pids, 15)
         if left:
             raise CrosstalkError(f"vcluster {self.name}: processes {left} did not exit")
+        self._remove_balance()
         shutil.rmtree(self.state)
         return bool(all_pids)

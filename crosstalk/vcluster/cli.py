@@ -13,6 +13,7 @@ def _cluster(args, building=False):
     overrides = {k: v for k, v in (("nodes", getattr(args, "nodes", None)),
                                    ("link_rate", getattr(args, "link_rate", None)),
                                    ("topology", getattr(args, "topology", None)),
+                                   ("like", getattr(args, "like", None)),
                                    ("name", args.name), ("subnet", args.subnet)) if v}
     if building:
         return VCluster.from_inventory(args.inventory, **overrides)
@@ -75,6 +76,9 @@ def cmd_status(args):
         link = d["link"] or {}
         print(f"  {n} {d['address']:<14} anchor={d['anchor']} slurmd={d['slurmd']} "
               f"link={link.get('width') or '-'} {link.get('rate', '-')} switch={d['switch']}")
+    if st["balance"]:
+        from crosstalk.vcluster.balance import describe
+        print(f"balance: {describe(st['balance'])}")
     if vc.topology.routed:
         print("switches:")
         for line in describe(vc.topology, vc.nodes):
@@ -161,6 +165,8 @@ def register(subparsers):
     p.add_argument("--topology", help="star, fattree:leaves=L,spines=S,oversub=R or "
                                       "dragonfly:groups=G,routers=A,local=X,global=Y "
                                       "(default: the inventory's vcluster_topology, else star)")
+    p.add_argument("--like", metavar="MACHINE", help="a machine of machines/ whose network-to-memory "
+                                                     "balance the nodes take (CPU quota per node)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_up)
 

@@ -49,10 +49,10 @@ case "$host" in
 {cases}  *) echo "rsh-agent: unknown node $host" >&2; exit 255 ;;
 esac
 pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
-exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
+{self._join_line("$node")}exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
 """, 0o755)
         for n in self.nodes:   # Ansible's interpreter: runs modules inside the node
             write_if_changed(st / "bin" / f"python-{n}", f"""#!/bin/sh
 pid=$(cat "{st}/pids/anchor-{n}.pid") || exit 1
-exec nsenter -t "$pid" -n -u -m --wd="$PWD" -- /usr/bin/python3 "$@"
+{self._join_line(n)}exec nsenter -t "$pid" -n -u -m --wd="$PWD" -- /usr/bin/python3 "$@"
 """, 0o755)

@@ -76,12 +76,13 @@ class NodeAccess:
         """The anchor of a node or a switch (None if it is not up)."""
         return self._verified(self._pidfile(f"anchor-{node}"), "sleep", node)
 
-    def _enter(self, node, argv, wd=None, ns="-n -u -m"):
+    def _enter(self, node, argv, wd=None, ns="-n -u -m", quota=True):
         pid = self.anchor_pid(node)
         if pid is None:
             raise CrosstalkError(f"vcluster {self.name}: node {node} is not up "
                                  f"(run: crosstalk vcluster up)")
-        return ["nsenter", "-t", str(pid), *ns.split(), f"--wd={wd or os.getcwd()}", "--", *argv]
+        return [*(self._join_prefix(node) if quota else []), "nsenter", "-t", str(pid), *ns.split(), f"--wd={wd or os.getcwd()}",
+                "--", *argv]
 
     def _check_node(self, node):
         if node not in self.nodes:

@@ -148,9 +148,19 @@ def read_inventory(path, **overrides):
             topology.build(shape, nodes, parse_rate(link_rate))
         except CrosstalkError as err:
             raise InputError(gv_path, "vcluster_topology", str(err).split(": ", 1)[1]) from None
+    like_override = overrides.pop("like", None)
+    like = like_override or gv.get("vcluster_like")
+    if like:
+        from crosstalk.machines import load
+        try:
+            load(like)
+        except InputError as err:
+            if like_override:
+                raise CrosstalkError(f"--like: {like!r}: {err.problem}") from None
+            raise InputError(gv_path, "vcluster_like", f"{like!r}: {err.problem}") from None
     if overrides:
         raise CrosstalkError(f"VCluster: unknown override(s): {', '.join(overrides)}")
     return dict(name=name, subnet=subnet, nodes=nodes, link_rate=link_rate, widths=widths,
                 injection_cap=cap, state_dir=state_dir,
                 slurm=_checked_slurm(gv.get("vcluster_slurm"), gv_path), node_rates=node_rates,
-                topology=shape)
+                topology=shape, like=like)

@@ -34,7 +34,9 @@ class SlurmDaemons:
 
     def _start_slurm_daemon(self, node, argv, pidfile):
         # the daemons fork into the background and write their own PID files
-        out = subprocess.run(self._enter(node, argv, wd="/"), capture_output=True, text=True,
+        # slurmctld is the cluster's controller, not the node's work: outside the node's CPU quota
+        out = subprocess.run(self._enter(node, argv, wd="/", quota=argv[0] != "slurmctld"),
+                             capture_output=True, text=True,
                              env={**os.environ, **self.env()}, timeout=TOOL_TIMEOUT)
         if out.returncode != 0:
             raise CrosstalkError(f"vcluster {self.name}: {argv[0]} on {node} failed: "

@@ -1,0 +1,240 @@
+"""Machine balance: a virtual cluster shaped as a scale model of a paper's machine.
+
+A node's link rate is the inventory's; what changes is how much CPU a node gets. Each node runs in
+a cgroup with a CPU quota (a fraction of one core), so its memory bandwidth and compute shrink with
+the quota while its link keeps its rate, until the node's network-to-memory ratio (bytes of link
+per byte of Triad) is the target machine's. The quota is planned from this host's one-core Triad
+(xt-stream, built here), and the balance achieved is measured on the cluster itself: Triad inside a
+node under its quota and the node link's rate with iperf3. The network-to-compute ratio (link bytes
+per DGEMM flop, numpy's BLAS on one core) follows and is shown beside the target's (one knob, two
+ratios: the papers' machines and this host differ in bytes per flop).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from crosstalk import REPO_ROOT
+from crosstalk.errors import CrosstalkError
+
+#: Smallest quota worth running: CFS slices of 1 ms in a 100 ms period.
+MIN_SHARE, PERIOD_US = 0.01, 100_000
+#: Measure-and-correct rounds of the share, and how close the ratio must come.
+CALIBRATION_STEPS, CALIBRATION_TOLERANCE = 4, 0.10
+TRIAD_ARRAY = "64M"          # bytes per array: 192 MiB in all, beyond any last-level cache here
+_DGEMM = ("import time, numpy as np; n = 768; a = np.random.rand(n, n); b = np.random.rand(n, n); a @ b; "
+          "best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5)); "
+          "print(2 * n ** 3 / best / 1e9)")
+
+
+def cgroup_cpu_root():
+    """(version, directory) of the CPU controller: cgroup v1 ``cpu`` or v2 with ``cpu`` enabled; None."""
+    v1 = Path("/sys/fs/cgroup/cpu")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        return 1, v1
+    v2 = Path("/sys/fs/cgroup")
+    if "cpu" in (v2 / "cgroup.controllers").read_text().split() if (v2 / "cgroup.controllers").exists() else ():
+        return 2, v2
+    return None
+
+
+class CpuShares:
+    """One cgroup per node under ``crosstalk-<cluster>``, its CPU quota a fraction of one core."""
+
+    def __init__(self, cluster_name):
+        found = cgroup_cpu_root()
+        if found is None:
+            raise CrosstalkError("vcluster: machine balance needs the cgroup CPU controller "
+                                 "(/sys/fs/cgroup/cpu or cgroup v2 with cpu enabled); none here")
+        self.version, root = found
+        if not os.access(root, os.W_OK):
+            raise CrosstalkError(f"vcluster: machine balance needs to create cgroups in {root}: not writable here")
+        self.base = root / f"crosstalk-{cluster_name}"
+
+    def procs(self, node):
+        return self.base / node / "cgroup.procs"
+
+    def apply(self, nodes, share):
+        self.base.mkdir(exist_ok=True)
+        if self.version == 2:       # the node groups get the cpu controller from their parent
+            (self.base / "cgroup.subtree_control").write_text("+cpu")
+        for node in nodes:
+            group = self.base / node
+            group.mkdir(parents=True, exist_ok=True)
+            quota = max(1000, int(share * PERIOD_US))
+            if self.version == 1:
+                (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+                (group / "cpu.cfs_quota_us").write_text(str(quota))
+            else:
+                (group / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+
+    def remove(self):
+        """The node groups and their parent (empty by now: the cluster's processes are gone)."""
+        if self.base.exists():
+            for group in sorted(self.base.iterdir(), reverse=True):
+                if group.is_dir():
+                    group.rmdir()
+            self.base.rmdir()
+
+
+def join_prefix(procs):
+    """argv prefix that moves the command into a node's cgroup before it runs (children follow)."""
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs)]
+
+
+def describe(b):
+    """'like X: 5.0% of a core per node; network/memory 0.05 B/B (target 0.05), ...' (status, report)."""
+    achieved = b.get("achieved") or {}
+    text = (f"like {b['like']}: {b['share']:.1%} of a core per node; network/memory "
+            f"{achieved.get('network_to_memory', float('nan')):.3g} B/B (target {b['target']['network_to_memory']:.3g})")
+    if b["target"].get("network_to_compute") and achieved.get("network_to_compute"):
+        text += (f", network/compute {achieved['network_to_compute']:.3g} B/flop "
+                 f"(target {b['target']['network_to_compute']:.3g})")
+    return text
+
+
+def build_triad(where):
+    """xt-stream built with the host's C compiler and OpenMP into ``where`` (seconds, no CMake)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise CrosstalkError("vcluster: machine balance measures Triad with xt-stream: no C compiler (cc)")
+    exe = Path(where) / "xt-stream"
+    src = REPO_ROOT / "bench"
+    out = subprocess.run([cc, "-O2", "-fopenmp", f"-I{src / 'common'}", str(src / "src" / "xt-stream.c"),
+                          str(src / "common" / "xt_common.c"), "-lm", "-o", str(exe)],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise CrosstalkError(f"vcluster: building xt-stream failed: {out.stderr.strip()[-300:]}")
+    return exe
+
+
+def triad_of(stdout):
+    """Median Triad (B/s) from xt-stream's JSON lines."""
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            rec = json.loads(line)
+            if rec.get("metric") == "triad" and rec.get("stat") == "median":
+                return rec["value"] * 1e6
+    raise CrosstalkError("vcluster: xt-stream printed no median Triad")
+
+
+def triad_argv(exe, seconds=2):
+    return [str(exe), "--size", TRIAD_ARRAY, "--duration", str(seconds), "--threads", "1", "--no-samples"]
+
+
+def measure_core():
+    """One core of this host: Triad (B/s) and DGEMM (flop/s)."""
+    with tempfile.TemporaryDirectory(prefix="xt-balance-") as tmp:
+        exe = build_triad(tmp)
+        out = subprocess.run(triad_argv(exe), capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise CrosstalkError(f"vcluster: xt-stream failed: {out.stderr.strip()[-300:]}")
+        triad = triad_of(out.stdout)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", _DGEMM], capture_output=True, text=True, timeout=120, env=env)
+    flops = float(out.stdout.strip()) * 1e9 if out.returncode == 0 and re.match(r"^[0-9.]+$", out.stdout.strip()) \
+        else None
+    return {"triad_Bps": triad, "dgemm_flops": flops}
+
+
+def plan(target, link_bps, core):
+    """The CPU share per node (fraction of one core) that gives ``target['network_to_memory']``
+    with links at ``link_bps``, assuming Triad scales with the share (checked by measuring)."""
+    ratio = target.get("network_to_memory")
+    if not ratio:
+        raise CrosstalkError(f"vcluster: machine {target['id']}: no network-to-memory ratio (the paper "
+                             "gives no injection or memory bandwidth)")
+    share = (link_bps / 8) / (ratio * core["triad_Bps"])
+    if share > 1:
+        raise CrosstalkError(f"vcluster: {target['id']} needs {share:.2f} cores per node at this link rate "
+                             f"({link_bps / 1e6:g} Mbit/s): lower vcluster_link_rate")
+    if share < MIN_SHARE:
+        raise CrosstalkError(f"vcluster: {target['id']} needs {share:.3f} of a core per node at this link rate "
+                             f"({link_bps / 1e6:g} Mbit/s): raise vcluster_link_rate")
+    return round(share, 4)
+
+
+class Balance:
+    """The machine-balance part of a VCluster (``self.like``: a machine id of machines/, or None)."""
+
+    @property
+    def balance_file(self):
+        """The plan and what was measured (outside the state dir: ``down`` keeps the measurement)."""
+        return self.state.parent / f"{self.name}.balance.json"
+
+    def balance(self):
+        """{'like', 'target', 'share', 'core', 'measured', 'achieved'} or None without ``like``."""
+        if not self.like:
+            return None
+        try:
+            found = json.loads(self.balance_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return found if found.get("like") == self.like and found.get("link_bps") == self.link_rate else None
+
+    @property
+    def cpu_share(self):
+        found = self.balance()
+        return found["share"] if found else None
+
+    def _plan_balance(self):
+        """Measure this host's core once and plan the share (kept while the target and rate stay)."""
+        if not self.like or self.balance():
+            return
+        from crosstalk.machines import load, ratios
+        target = {"id": self.like, **ratios(load(self.like))}
+        core = measure_core()
+        share = plan(target, self.link_rate, core)
+        self.balance_file.write_text(json.dumps({"like": self.like, "target": target, "link_bps": self.link_rate,
+                                                 "core": core, "share": share}, indent=1))
+
+    def _join_prefix(self, node):
+        share = self.cpu_share
+        return join_prefix(CpuShares(self.name).procs(node)) if share else []
+
+    def _join_line(self, node_var):
+        """Shell line for the launch scripts: join the node's cgroup (``node_var``: its name)."""
+        if not self.cpu_share:
+            return ""
+        return f'echo $$ > "{CpuShares(self.name).base}/{node_var}/cgroup.procs" || exit 255\n'
+
+    def _apply_balance(self):
+        if self.cpu_share:
+            CpuShares(self.name).apply(self.nodes, self.cpu_share)
+
+    def _remove_balance(self):
+        found = cgroup_cpu_root()
+        if found and (found[1] / f"crosstalk-{self.name}").exists():
+            CpuShares(self.name).remove()
+
+    def _measure_balance(self):
+        """Triad inside the last node under its quota and its link (iperf3 to n1): the balance achieved.
+        Triad does not shrink exactly with the quota (about 0.76x the share's fraction measured
+        here), so the share is corrected from the measurement until the ratio is within 10 %."""
+        found = self.balance()
+        if not found or found.get("measured") or len(self.nodes) < 2:
+            return
+        from crosstalk.vcluster.linkbench import iperf_flows
+        exe = build_triad(self.shared_dir)
+        wanted = found["target"]["network_to_memory"]
+        for step in range(CALIBRATION_STEPS):
+            out = self.exec(self.nodes[-1], triad_argv(exe), capture_output=True, text=True, timeout=120, cwd="/")
+            if out.returncode != 0:
+                raise CrosstalkError(f"vcluster {self.name}: xt-stream failed: {out.stderr.strip()[-300:]}")
+            triad = triad_of(out.stdout)
+            link = iperf_flows(self, [(self.nodes[-1], self.nodes[0])], seconds=2)[0]
+            ratio = link / 8 / triad
+            if abs(ratio / wanted - 1) <= CALIBRATION_TOLERANCE or step == CALIBRATION_STEPS - 1:
+                break           # the last measurement is of the share in effect
+            found["share"] = round(min(1.0, max(MIN_SHARE, found["share"] * ratio / wanted)), 4)
+            self.balance_file.write_text(json.dumps(found, indent=1))
+            self._apply_balance()
+        flops = found["core"]["dgemm_flops"] * found["share"] if found["core"].get("dgemm_flops") else None
+        found["measured"] = {"node_triad_Bps": triad, "link_bps": link}
+        found["achieved"] = {"network_to_memory": ratio,
+                             "network_to_compute": link / 8 / flops if flops else None}
+        self.balance_file.write_text(json.dumps(found, indent=1))
