@@ -56,6 +56,7 @@ def _partition(system, part, environment_names):
             "rdma_devices": list(network.get("rdma_devices", [])),
             "interface": network.get("interface"),
             "topology": network.get("topology"),
+            "like": network.get("like"),
             "launcher_options": list(part.get("launcher_options", [])),
             "rma_mt_env": {k: str(v) for k, v in system.get("rma_mt_env", {}).items()},
             **part.get("extras", {}),

@@ -1,18 +1,21 @@
 """The papers' machines as balance targets (``crosstalk vcluster up --like ID``).
 
-Read from the transcribed tables in results/papers (each cites its paper); one machine per row of
-Groves 2017 Table 2.2 so far. A machine's balance is what the virtual cluster can be shaped to:
-``network_to_memory``, bytes of node link per byte of memory bandwidth (Table 2.2's network rate
-over its peak DRAM rate; peak, not STREAM, is what the paper prints), and ``cores`` per node.
-``network_to_compute`` is None: the table gives no flop rate.
+Read from the transcribed tables in results/papers (each cites its paper). A machine gives the
+virtual cluster one or both of:
+- a node balance: ``network_to_memory``, bytes of node link per byte of memory bandwidth (peak
+  injection over peak DRAM, as the papers print peak rates), and ``cores`` per node; set by a CPU
+  quota per node. Groves 2017 Table 2.2 and the SAND2012-1750 Red Storm node.
+- a fabric balance: ``fabric`` = the topology kind and its global (or uplink) bandwidth over the
+  injection bandwidth below it; set on the routed topologies' switch links. GPCNeT Table 1.
+``network_to_compute`` is None: no table gives a flop rate.
 """
+import math
 import re
 from functools import lru_cache
 
 from crosstalk.errors import InputError
 from crosstalk.models.papers import PAPERS_DIR, load_paper_table
 
-TABLES = ("groves2017_table2_2_architectures",)
 _ID = re.compile(r"^[a-z0-9-]+$")
 
 
@@ -20,19 +23,45 @@ def _slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def _node(row, injection_GBps, memory_source):
+    return {"name": row.machine, "cores": int(row.cores), "memory_GBps": float(row.dram_GBps),
+            "memory_source": memory_source, "injection_GBps": injection_GBps, "network": row.network,
+            "fabric": None}
+
+
+def _groves(row):
+    return {**_node(row, float(row.network_gbit) / 8, "peak DRAM"), "nic": row.nic}
+
+
+def _red_storm(row):
+    return _node(row, float(row.injection_GBps), "peak DRAM (the parts' rate)")
+
+
+def _gpcnet(row):
+    groups = None if isinstance(row.groups, float) and math.isnan(row.groups) else int(row.groups)
+    return {"name": row.system, "cores": None, "memory_GBps": None, "injection_GBps": None,
+            "network": row.interconnect, "nodes": int(row.nodes),
+            "fabric": {"topology": row.topology, "global_to_injection": float(row.global_to_injection),
+                       "groups": groups}}
+
+
+#: table -> how one of its rows becomes a machine
+TABLES = {"groves2017_table2_2_architectures": _groves,
+          "sandia2012_red_storm_node": _red_storm,
+          "chunduri2019_gpcnet_table1_systems": _gpcnet}
+
+
 @lru_cache(maxsize=None)
 def all_machines():
     """{id: machine} over every table: id ``<paper>-<machine slug>``."""
     found = {}
-    for table in TABLES:
+    for table, machine_of in TABLES.items():
         df = load_paper_table(table)
         paper = df.attrs["paper"]
         for row in df.itertuples(index=False):
-            machine_id = f"{paper}-{_slug(row.machine)}"
-            found[machine_id] = {
-                "id": machine_id, "name": row.machine, "paper": paper, "source": df.attrs["citation"],
-                "cores": int(row.cores), "memory_GBps": float(row.dram_GBps), "memory_source": "peak DRAM",
-                "injection_GBps": float(row.network_gbit) / 8, "network": row.network, "nic": row.nic}
+            machine = machine_of(row)
+            machine_id = f"{paper}-{_slug(machine['name'])}"
+            found[machine_id] = {"id": machine_id, "paper": paper, "source": df.attrs["citation"], **machine}
     return found
 
 
@@ -46,6 +75,7 @@ def load(machine_id):
 
 
 def ratios(machine):
-    """The balance a virtual cluster can take from ``machine``."""
-    return {"network_to_memory": machine["injection_GBps"] / machine["memory_GBps"],
-            "network_to_compute": None, "cores": machine["cores"]}
+    """The balance a virtual cluster can take from ``machine`` (None where the machine gives none)."""
+    memory = machine["memory_GBps"]
+    return {"network_to_memory": machine["injection_GBps"] / memory if memory else None,
+            "network_to_compute": None, "cores": machine["cores"], "fabric": machine["fabric"]}

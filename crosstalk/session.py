@@ -120,7 +120,8 @@ class Session:
         argv, env = self.argv(targets, extra), self.env(attempt_dir, stage_dir)
         popen = dict(env=env, cwd=str(REPO_ROOT), stdin=subprocess.DEVNULL, process_group=0)
         if self.cluster is not None:
-            start = lambda: self.cluster.popen(self.cluster.nodes[0], argv, **popen)  # noqa: E731
+            # ReFrame is the login node's work: outside n1's CPU quota (mpirun and srun join it)
+            start = lambda: self.cluster.popen(self.cluster.nodes[0], argv, quota=False, **popen)  # noqa: E731
         else:
             start = lambda: subprocess.Popen(argv, **popen)  # noqa: E731
         try:

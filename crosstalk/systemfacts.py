@@ -7,7 +7,8 @@ ethernet, infiniband, ...) and ``nic``: ``offload`` (a verbs NIC that runs the p
 the host's TCP stack carries MPI, so the host's cores do the protocol work, as with onload).
 ``link_gbit`` is a node's link rate (the inventory's ``link_rate`` or the fastest verbs port);
 ``topology`` the switch topology's kind (star, fattree, dragonfly; a virtual cluster's before runs
-recorded it was a star).
+recorded it was a star). ``like``: the paper machine a virtual cluster was shaped like, and
+``network_to_memory`` the bytes of link per byte of Triad its bring-up measured.
 A fact the provenance does not record is None.
 """
 import json
@@ -17,7 +18,7 @@ import re
 #: the host (its "onload": QLogic/Intel True Scale and Omni-Path, and soft RoCE/iWARP).
 OFFLOAD_DEVICES = ("mlx", "cxgb", "bnxt_re", "irdma", "efa", "ionic", "qedr", "hns")
 ONLOAD_DEVICES = ("qib", "hfi1", "rxe", "siw")
-FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology")
+FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology", "like", "network_to_memory")
 _RATE = re.compile(r"^([0-9.]+)\s*([kmg]?)(?:bit|b/sec)", re.I)
 _GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
 
@@ -58,7 +59,9 @@ def of_provenance(prov, host_class):
     topology = topology_of(prov) or ("star" if kind == "vcluster" else None)
     return {"kind": kind, "sockets": fp.get("sockets"), "cores": fp.get("cores"),
             "fabric": fp.get("fabric"), "nic": nic_kind(fp.get("rdma")) if fp.get("fabric") else None,
-            "link_gbit": link_gbit(fp), "topology": topology.split(":", 1)[0] if topology else None}
+            "link_gbit": link_gbit(fp), "topology": topology.split(":", 1)[0] if topology else None,
+            "like": (prov.get("balance") or {}).get("like"),
+            "network_to_memory": ((prov.get("balance") or {}).get("achieved") or {}).get("network_to_memory")}
 
 
 def encode(facts):

@@ -103,8 +103,12 @@ class Energy62(XtExperiment, LinkControl, Energy, rfm.RunOnlyRegressionTest):
 
     def nominal_rate(self):
         """Full bandwidth (4X) of this experiment: the spec's link_nominal_rate where set (shaped
-        below the fabric's rate so the network dominates), else the partition's link_rate."""
-        return self.setting("link_nominal_rate") or self.current_partition.extras.get("link_rate")
+        below the fabric's rate so the network dominates), else the partition's link_rate. A system
+        shaped like a paper machine (extras.like) keeps its own rate: its balance was planned on it."""
+        extras = self.current_partition.extras
+        if extras.get("like"):
+            return extras.get("link_rate")
+        return self.setting("link_nominal_rate") or extras.get("link_rate")
 
     @sn.deferrable
     def links_as_asked(self):

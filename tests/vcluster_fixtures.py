@@ -7,7 +7,10 @@ needed and torn down at session end only if this session brought it up.
 break it without disturbing the shared one; module-scoped.
 """
 import os
+import shutil
 import subprocess
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,26 @@ INVENTORY = REPO / "inventories" / "vcluster"
 def skip_unless_root():
     if os.geteuid() != 0:
         pytest.skip("virtual cluster needs root (network namespaces, tc, Slurm daemons)")
+
+
+@contextmanager
+def run_on_inventory(inventory, system, env, run_args, tag):
+    """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes
+    have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards."""
+    from crosstalk.ingest import load_run
+    from xt_testing import venv_tool
+    results = REPO / "build" / f"test-{tag}" / uuid.uuid4().hex[:8]
+    env = dict(env, CROSSTALK_RESULTS_DIR=str(results))
+    try:
+        proc = subprocess.run([venv_tool("crosstalk"), "run", "--system", str(inventory), *run_args],
+                              capture_output=True, text=True, env=env, timeout=2400)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        (run_dir,) = (results / system / "runs").iterdir()
+        yield run_dir, load_run(run_dir)
+    finally:
+        subprocess.run([venv_tool("crosstalk"), "vcluster", "down", "--inventory", str(inventory)],
+                       capture_output=True, env=env, timeout=120)
+        shutil.rmtree(results, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

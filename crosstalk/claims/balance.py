@@ -6,6 +6,9 @@ A claim names the balance that governs its magnitude (``balance:`` in the spec):
 * ``network_to_memory``: bytes a node's link can inject per byte of memory bandwidth (Groves 2017
   §2.2.4 explains NiMC's spread across machines by this ratio), against Groves' machines (Table
   2.2), and how much of Triad the link could take at the paper's 14 B/B (Fig 2.21b).
+* ``communication_share``: the part of a run's time that is link time, from the same run at full
+  and quarter bandwidth (t = compute + bytes / bandwidth), against the same share of SAND2012-1750's
+  applications (Table 6.2 at 1/4), and the paper machine the system was shaped like, if any.
 """
 import numpy as np
 
@@ -46,7 +49,30 @@ def network_to_memory(table, facts):
     return text
 
 
-BALANCES = {"network_to_memory": network_to_memory}
+def communication_share(table, facts):
+    """E6: with t = c + m/b, a quarter of the bandwidth adds 3 m/b, so link time at full bandwidth
+    is (t_1X - t_4X) / 3 of t_4X; Table 6.2 gives the same for the paper's applications."""
+    try:
+        t4, t1 = (float(np.median(values({"metric": "time_s", "select": {"link": link, "cpu_freq": "default"}},
+                                         table, "energy"))) for link in ("4X", "1X"))
+    except Missing:
+        return None
+    share = max(0.0, (t1 - t4) / (3 * t4))
+    paper = load_paper_table("sandia2012_table6_2_network_bandwidth")["quarter_rt_pct"].clip(lower=0) / 100 / 3
+    text = (f"balance: {share:.0%} of the full-bandwidth run time is link time here ({t4:.3g} s at 4X, "
+            f"{t1:.3g} s at 1X; t = compute + bytes / bandwidth); the paper's applications "
+            f"{paper.min():.0%}-{paper.max():.0%} (Table 6.2 at 1/4 bandwidth)")
+    if facts.get("like"):
+        achieved = facts.get("network_to_memory")
+        text += (f"; this system is shaped like {facts['like']}"
+                 + (f", {achieved:.2g} B of network per B of memory reached" if achieved else ""))
+    elif share > 0.5:
+        text += ("; the link, not compute, sets the time here: a system shaped like the paper's machine "
+                 "(vcluster_like) moves it towards the paper's")
+    return text
+
+
+BALANCES = {"network_to_memory": network_to_memory, "communication_share": communication_share}
 
 
 def note(claim, table, facts):

@@ -9,6 +9,7 @@ node under its quota and the node link's rate with iperf3. The network-to-comput
 per DGEMM flop, numpy's BLAS on one core) follows and is shown beside the target's (one knob, two
 ratios: the papers' machines and this host differ in bytes per flop).
 """
+import errno
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from crosstalk import REPO_ROOT
@@ -75,10 +77,30 @@ class CpuShares:
     def remove(self):
         """The node groups and their parent (empty by now: the cluster's processes are gone)."""
         if self.base.exists():
-            for group in sorted(self.base.iterdir(), reverse=True):
-                if group.is_dir():
-                    group.rmdir()
-            self.base.rmdir()
+            for group in [*sorted(g for g in self.base.iterdir() if g.is_dir()), self.base]:
+                for _ in range(50):         # killed processes leave their group a moment later
+                    try:
+                        group.rmdir()
+                        break
+                    except OSError as err:
+                        if err.errno != errno.EBUSY:
+                            raise
+                        time.sleep(0.1)
+                else:
+                    raise CrosstalkError(f"vcluster: {group} still holds processes: cannot remove it")
+
+
+def leave_node_quota():
+    """Move this process out of a virtual node's CPU quota, into the root cgroup: crosstalk's own
+    commands in a job script (link control) are the harness's work, not the modelled node's, and at
+    1 % of a core they would take minutes. Elsewhere a no-op."""
+    found = cgroup_cpu_root()
+    try:
+        mine = Path("/proc/self/cgroup").read_text()
+    except OSError:
+        return
+    if found and "/crosstalk-" in mine and os.access(found[1] / "cgroup.procs", os.W_OK):
+        (found[1] / "cgroup.procs").write_text(str(os.getpid()))
 
 
 def join_prefix(procs):
@@ -88,13 +110,20 @@ def join_prefix(procs):
 
 def describe(b):
     """'like X: 5.0% of a core per node; network/memory 0.05 B/B (target 0.05), ...' (status, report)."""
-    achieved = b.get("achieved") or {}
-    text = (f"like {b['like']}: {b['share']:.1%} of a core per node; network/memory "
-            f"{achieved.get('network_to_memory', float('nan')):.3g} B/B (target {b['target']['network_to_memory']:.3g})")
-    if b["target"].get("network_to_compute") and achieved.get("network_to_compute"):
-        text += (f", network/compute {achieved['network_to_compute']:.3g} B/flop "
-                 f"(target {b['target']['network_to_compute']:.3g})")
-    return text
+    achieved, target = b.get("achieved") or {}, b["target"]
+    parts = []
+    if b.get("share"):
+        parts.append(f"{b['share']:.1%} of a core per node; network/memory "
+                     f"{achieved.get('network_to_memory', float('nan')):.3g} B/B "
+                     f"(target {target['network_to_memory']:.3g})")
+        if target.get("network_to_compute") and achieved.get("network_to_compute"):
+            parts[-1] += (f", network/compute {achieved['network_to_compute']:.3g} B/flop "
+                          f"(target {target['network_to_compute']:.3g})")
+    if target.get("fabric"):
+        fab = target["fabric"]
+        parts.append(f"{fab['topology']} global:injection {fab['global_to_injection']:g} (configured)")
+    text = f"like {b['like']}: " + "; ".join(parts)
+    return text + (f" [{b['limited']}]" if b.get("limited") else "")
 
 
 def build_triad(where):
@@ -143,7 +172,8 @@ def measure_core():
 
 def plan(target, link_bps, core):
     """The CPU share per node (fraction of one core) that gives ``target['network_to_memory']``
-    with links at ``link_bps``, assuming Triad scales with the share (checked by measuring)."""
+    with links at ``link_bps``, assuming Triad scales with the share (checked by measuring), and why
+    it falls short of the target if it must (None): below MIN_SHARE it is held there."""
     ratio = target.get("network_to_memory")
     if not ratio:
         raise CrosstalkError(f"vcluster: machine {target['id']}: no network-to-memory ratio (the paper "
@@ -153,9 +183,13 @@ def plan(target, link_bps, core):
         raise CrosstalkError(f"vcluster: {target['id']} needs {share:.2f} cores per node at this link rate "
                              f"({link_bps / 1e6:g} Mbit/s): lower vcluster_link_rate")
     if share < MIN_SHARE:
-        raise CrosstalkError(f"vcluster: {target['id']} needs {share:.3f} of a core per node at this link rate "
-                             f"({link_bps / 1e6:g} Mbit/s): raise vcluster_link_rate")
-    return round(share, 4)
+        return MIN_SHARE, floor_note(share)
+    return round(share, 4), None
+
+
+def floor_note(share):
+    return (f"the share is held at its floor, {MIN_SHARE:.0%} of a core ({share:.2%} wanted): this host's "
+            f"ratio stops short of the target")
 
 
 class Balance:
@@ -181,16 +215,32 @@ class Balance:
         found = self.balance()
         return found["share"] if found else None
 
+    def fabric_target(self):
+        """The machine's fabric balance (topology kind, global:injection), or None."""
+        if not self.like:
+            return None
+        from crosstalk.machines import load, ratios
+        return ratios(load(self.like))["fabric"]
+
     def _plan_balance(self):
-        """Measure this host's core once and plan the share (kept while the target and rate stay)."""
+        """Measure this host's core once and plan the share (kept while the target and rate stay).
+        A machine that gives only a fabric balance gets no share: its switch links carry it."""
         if not self.like or self.balance():
             return
         from crosstalk.machines import load, ratios
         target = {"id": self.like, **ratios(load(self.like))}
-        core = measure_core()
-        share = plan(target, self.link_rate, core)
-        self.balance_file.write_text(json.dumps({"like": self.like, "target": target, "link_bps": self.link_rate,
-                                                 "core": core, "share": share}, indent=1))
+        found = {"like": self.like, "target": target, "link_bps": self.link_rate, "share": None}
+        if target["network_to_memory"]:
+            found["core"] = measure_core()
+            found["share"], found["limited"] = plan(target, self.link_rate, found["core"])
+        self.balance_file.write_text(json.dumps(found, indent=1))
+
+    def node_quota(self):
+        """Whether the nodes run under a CPU quota (a machine with a node balance)."""
+        if not self.like:
+            return False
+        from crosstalk.machines import load, ratios
+        return bool(ratios(load(self.like))["network_to_memory"])
 
     def _join_prefix(self, node):
         share = self.cpu_share
@@ -216,7 +266,7 @@ class Balance:
         Triad does not shrink exactly with the quota (about 0.76x the share's fraction measured
         here), so the share is corrected from the measurement until the ratio is within 10 %."""
         found = self.balance()
-        if not found or found.get("measured") or len(self.nodes) < 2:
+        if not found or not found["share"] or found.get("measured") or len(self.nodes) < 2:
             return
         from crosstalk.vcluster.linkbench import iperf_flows
         exe = build_triad(self.shared_dir)
@@ -230,9 +280,17 @@ class Balance:
             ratio = link / 8 / triad
             if abs(ratio / wanted - 1) <= CALIBRATION_TOLERANCE or step == CALIBRATION_STEPS - 1:
                 break           # the last measurement is of the share in effect
-            found["share"] = round(min(1.0, max(MIN_SHARE, found["share"] * ratio / wanted)), 4)
+            wanted_share = found["share"] * ratio / wanted
+            if wanted_share < MIN_SHARE and found["share"] == MIN_SHARE:
+                found["limited"] = floor_note(wanted_share)
+                break           # the network's own CPU work is under the quota too: no lower share helps
+            found["share"] = round(min(1.0, max(MIN_SHARE, wanted_share)), 4)
             self.balance_file.write_text(json.dumps(found, indent=1))
             self._apply_balance()
+        if abs(ratio / wanted - 1) <= CALIBRATION_TOLERANCE:
+            found["limited"] = None
+        elif not found.get("limited"):
+            found["limited"] = f"calibration ended {ratio / wanted - 1:+.0%} from the target"
         flops = found["core"]["dgemm_flops"] * found["share"] if found["core"].get("dgemm_flops") else None
         found["measured"] = {"node_triad_Bps": triad, "link_bps": link}
         found["achieved"] = {"network_to_memory": ratio,

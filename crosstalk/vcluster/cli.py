@@ -5,6 +5,7 @@ import os
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
+from crosstalk.vcluster.balance import leave_node_quota
 
 
 def _cluster(args, building=False):
@@ -121,7 +122,28 @@ def cmd_bench_topologies(args):
     return topobench.main(args)
 
 
+def cmd_machines(args):
+    """The paper machines ``--like`` takes, with the balance each gives and where it comes from."""
+    from crosstalk.machines import all_machines, ratios
+    rows = []
+    for machine in all_machines().values():
+        r = ratios(machine)
+        node = f"network/memory {r['network_to_memory']:.3g} B/B, {r['cores']} cores" if r["network_to_memory"] else ""
+        fab = r["fabric"]
+        fabric = f"{fab['topology']} global:injection {fab['global_to_injection']:g}" if fab else ""
+        rows.append({"id": machine["id"], "balance": "; ".join(filter(None, (node, fabric))),
+                     "source": machine["source"].split(":")[0]})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    width = max(len(r["id"]) for r in rows)
+    for r in rows:
+        print(f"{r['id']:<{width}}  {r['balance']}  ({r['source']})")
+    return 0
+
+
 def cmd_link_set(args):
+    leave_node_quota()          # link control is the harness's work, not the node's
     if (args.width is None) == (args.rate is None):
         raise CrosstalkError("link set: give exactly one of --width and --rate")
     vc = _cluster(args)
@@ -131,6 +153,7 @@ def cmd_link_set(args):
 
 
 def cmd_link_show(args):
+    leave_node_quota()          # link control is the harness's work, not the node's
     from crosstalk.vcluster import format_rate
     vc = _cluster(args)
     if not vc.is_up():
@@ -148,6 +171,7 @@ def cmd_link_show(args):
 
 
 def cmd_link_restore(args):
+    leave_node_quota()          # link control is the harness's work, not the node's
     vc = _cluster(args)
     vc.restore_links(args.restore_nodes or None)
     print(f"vcluster {vc.name}: {', '.join(args.restore_nodes) or 'all links'} at 4X")
@@ -165,8 +189,9 @@ def register(subparsers):
     p.add_argument("--topology", help="star, fattree:leaves=L,spines=S,oversub=R or "
                                       "dragonfly:groups=G,routers=A,local=X,global=Y "
                                       "(default: the inventory's vcluster_topology, else star)")
-    p.add_argument("--like", metavar="MACHINE", help="a machine of machines/ whose network-to-memory "
-                                                     "balance the nodes take (CPU quota per node)")
+    p.add_argument("--like", metavar="MACHINE", help="a paper machine (`crosstalk vcluster machines`) whose "
+                                                     "balance the cluster takes: network to memory by a CPU "
+                                                     "quota per node, global to injection on its switch links")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_up)
 
@@ -204,6 +229,10 @@ def register(subparsers):
     p.add_argument("--repeats", type=int, default=3, help="iperf3 runs per link type")
     p.add_argument("--out", default="results/vcluster")
     p.set_defaults(func=cmd_bench_topologies)
+
+    p = vsub.add_parser("machines", help="the paper machines --like takes, with their balance")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_machines)
 
     lk = subparsers.add_parser("link", help="runtime link control on the virtual cluster")
     lsub = lk.add_subparsers(dest="lcommand", required=True, metavar="ACTION")

@@ -1,5 +1,8 @@
 """Launching on the virtual cluster: the variables every command needs, /etc/hosts, the Open MPI
 hostfile and rsh agent, and the per-node Python wrappers Ansible runs modules through."""
+import shutil
+
+from crosstalk.vcluster.balance import CpuShares
 from crosstalk.vcluster.procs import write_if_changed
 
 
@@ -10,6 +13,11 @@ class Launch:
     def shared_dir(self):
         """A directory every node sees (each node's /tmp is private): binaries, job files."""
         return self.state / "shared"
+
+    @property
+    def quota_bin(self):
+        """Launchers that join the node's CPU quota (put first on the mpirun partition's PATH)."""
+        return self.state / "bin" / "quota"
 
     @property
     def hostfile(self):
@@ -50,6 +58,13 @@ case "$host" in
 esac
 pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
 {self._join_line("$node")}exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
+""", 0o755)
+        if self.node_quota():  # on PATH of the mpirun partition: mpirun and its local ranks are n1's work
+            self.quota_bin.mkdir(parents=True, exist_ok=True)
+            write_if_changed(self.quota_bin / "mpirun", f"""#!/bin/sh
+# mpirun inside the CPU quota of the node it runs on (virtual cluster {self.name}).
+echo $$ > "{CpuShares(self.name).base}/$(hostname)/cgroup.procs" || exit 255
+exec {shutil.which("mpirun") or "/usr/bin/mpirun"} "$@"
 """, 0o755)
         for n in self.nodes:   # Ansible's interpreter: runs modules inside the node
             write_if_changed(st / "bin" / f"python-{n}", f"""#!/bin/sh

@@ -103,9 +103,11 @@ class NodeAccess:
             raise CrosstalkError(f"`{describe(argv)}` on {node} did not finish within "
                                  f"{kw['timeout']:g} s") from None
 
-    def popen(self, node, argv, **kw):
+    def popen(self, node, argv, quota=True, **kw):
+        """Start ``argv`` on ``node``; ``quota=False``: outside the node's CPU quota (a login node's
+        work, e.g. the ReFrame driver, whose jobs' launchers join the quota themselves)."""
         self._check_node(node)
-        full = self._enter(node, list(argv), kw.pop("cwd", None))
+        full = self._enter(node, list(argv), kw.pop("cwd", None), quota=quota)
         kw["env"] = {**self.env(), **(kw.get("env") or os.environ)}
         return subprocess.Popen(full, **kw)
 

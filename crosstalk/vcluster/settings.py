@@ -139,25 +139,26 @@ def read_inventory(path, **overrides):
         parse_rate(cap, "injection_cap")
     elif gv.get("vcluster_injection_cap"):
         cap = _checked_rate(gv["vcluster_injection_cap"], gv_path, "vcluster_injection_cap")
-    shape = overrides.pop("topology", None)
-    if shape:
-        topology.build(shape, nodes, parse_rate(link_rate), "--topology")
-    else:
-        shape = str(gv.get("vcluster_topology", "star"))
-        try:
-            topology.build(shape, nodes, parse_rate(link_rate))
-        except CrosstalkError as err:
-            raise InputError(gv_path, "vcluster_topology", str(err).split(": ", 1)[1]) from None
     like_override = overrides.pop("like", None)
     like = like_override or gv.get("vcluster_like")
+    fabric = None
     if like:
-        from crosstalk.machines import load
+        from crosstalk.machines import load, ratios
         try:
-            load(like)
+            fabric = ratios(load(like))["fabric"]
         except InputError as err:
             if like_override:
                 raise CrosstalkError(f"--like: {like!r}: {err.problem}") from None
             raise InputError(gv_path, "vcluster_like", f"{like!r}: {err.problem}") from None
+    shape = overrides.pop("topology", None)
+    if shape:
+        topology.build(shape, nodes, parse_rate(link_rate), "--topology", fabric=fabric)
+    else:
+        shape = str(gv.get("vcluster_topology", "star"))
+        try:
+            topology.build(shape, nodes, parse_rate(link_rate), fabric=fabric)
+        except CrosstalkError as err:
+            raise InputError(gv_path, "vcluster_topology", str(err).split(": ", 1)[1]) from None
     if overrides:
         raise CrosstalkError(f"VCluster: unknown override(s): {', '.join(overrides)}")
     return dict(name=name, subnet=subnet, nodes=nodes, link_rate=link_rate, widths=widths,

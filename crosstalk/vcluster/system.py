@@ -24,6 +24,8 @@ def complete(system, inventory, source):
     out["network"] = {"fabric": "veth", "rdma_devices": [], "interface": "eth0",
                       **out.get("network", {}), "link_rate": format_rate(cluster.link_rate),
                       "topology": cluster.topology.spec}
+    if cluster.like:
+        out["network"]["like"] = cluster.like
     if out.get("cores_per_node") == "auto":
         out["cores_per_node"] = int(cluster.slurm["cpus_per_node"])
     out["capabilities"] = {**out["capabilities"], "link_control": True}
@@ -35,6 +37,8 @@ def complete(system, inventory, source):
         names = MPIRUN_VARS if part["launcher"] == "mpirun" else SRUN_VARS
         part["env_vars"] = {"SLURM_CONF": env["SLURM_CONF"], **{k: env[k] for k in names},
                             **part.get("env_vars", {})}
+        if part["launcher"] == "mpirun" and cluster.node_quota():
+            part["env_vars"]["PATH"] = f"{cluster.quota_bin}:$PATH"    # mpirun that joins the node's quota
         if part["scheduler"] in ("squeue", "slurm") and not part.get("access"):
             part["access"] = [f"--partition={cluster.slurm['partition']}"]
         part["extras"] = {**part.get("extras", {}), "vcluster_inventory": str(inventory),

@@ -146,9 +146,32 @@ def _blocks(nodes, switches):
     return {n: switches[i // per] for i, n in enumerate(nodes)}, per
 
 
-def build(text, nodes, node_bps, where="topology"):
-    """The Topology ``text`` describes for ``nodes`` whose nominal rate is ``node_bps``."""
+def apply_fabric(kind, params, fabric, text, nodes, where):
+    """Set the switch links from a machine's fabric balance (``machines.ratios()['fabric']``): a
+    fat tree's oversubscription is injection over uplink bandwidth; a Dragonfly group's global links
+    together carry ``global_to_injection`` times the group's injection (a multiple of the node rate
+    per link). A value the text sets must be the machine's (the canonical text of a built cluster)."""
+    ratio = fabric["global_to_injection"]
+    if fabric["topology"] != kind:
+        raise CrosstalkError(f"{where}: {text!r}: the machine's fabric is a {fabric['topology']} "
+                             f"(global:injection {ratio:g}); use --topology {fabric['topology']}:...")
+    if kind == "fattree":
+        key, value = "oversub", 1 / ratio
+    else:
+        key, value = "global", ratio * math.ceil(len(nodes) / params["groups"]) / max(1, params["groups"] - 1)
+    given = params[key]
+    if f"{key}=" in str(text) and (isinstance(given, str) or abs(given / value - 1) > 1e-4):
+        raise CrosstalkError(f"{where}: {text!r}: sets {key}= and the machine sets it to {value:g} "
+                             f"(global:injection {ratio:g}); drop one")
+    params[key] = value
+
+
+def build(text, nodes, node_bps, where="topology", fabric=None):
+    """The Topology ``text`` describes for ``nodes`` whose nominal rate is ``node_bps``; ``fabric``:
+    a machine's fabric balance, which sets the fat tree's uplinks or the Dragonfly's global links."""
     kind, p = parse(text, where)
+    if fabric:
+        apply_fabric(kind, p, fabric, text, nodes, where)
     canonical = kind + (":" + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in p.items()) if p else "")
     if kind == "star":

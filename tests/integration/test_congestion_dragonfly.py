@@ -5,18 +5,13 @@ direction (congestion_layout.fabric_seed). Both quick cases run, P2P incast alon
 congestors at once, which the default 4-node star skips. Three ReFrame sessions (--repeat 3)
 interleave them and medians are compared (see the assertions for the margins)."""
 import json
-import shutil
 import statistics
-import subprocess
-import uuid
 
 import pytest
 
-from crosstalk.ingest import load_run
 from crosstalk.systemfacts import of_provenance
 from crosstalk.hostclass import from_provenance
-from vcluster_fixtures import REPO, skip_unless_root
-from xt_testing import venv_tool
+from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
 INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
@@ -25,19 +20,9 @@ INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
 @pytest.fixture(scope="module")
 def dragonfly_run(run_env_module):
     skip_unless_root()
-    results = REPO / "build" / "test-dragonfly" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", str(INVENTORY), "-e", "congestion", "--partition", "mpi",
-            "--", "-n", "^CongestionCanary", "--repeat", "3", "--max-retries", "1"]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=2400)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-        (run_dir,) = (results / "vcfly" / "runs").iterdir()
-        yield run_dir, load_run(run_dir)
-    finally:
-        subprocess.run([venv_tool("crosstalk"), "vcluster", "down", "--inventory", str(INVENTORY)],
-                       capture_output=True, env=env, timeout=120)
-        shutil.rmtree(results, ignore_errors=True)
+    with run_on_inventory(INVENTORY, "vcfly", run_env_module, ["-e", "congestion", "--partition", "mpi", "--", "-n",
+                          "^CongestionCanary", "--repeat", "3", "--max-retries", "1"], "dragonfly") as run:
+        yield run
 
 
 def _median(perf, metric, congestors):

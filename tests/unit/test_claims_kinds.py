@@ -138,3 +138,21 @@ def test_the_balance_note_is_computed_from_the_link_and_the_measured_triad():
     assert "Groves' machines 0.017-0.31" in text and "nic: tcp" in text
     assert note({"balance": "network_to_memory"}, t, {"nic": "tcp"}) is None       # link rate not recorded
     assert note({}, t, {"link_gbit": 1.0}) is None
+
+
+def test_the_communication_share_note_splits_run_time_by_the_quarter_bandwidth_case():
+    """t = compute + bytes / bandwidth: 4X 10 s and 1X 13 s add 3 s for 3x the link time, so 1 s
+    (10 %) of the 4X run is link time. Table 6.2 at 1/4: up to CTH's +30.2 %, i.e. 10 %."""
+    from crosstalk.claims.balance import note
+    perf = pd.DataFrame([{"experiment": "energy", "metric": "time_s", "value": value, "unit": "s",
+                          "params": json.dumps({"link": link, "cpu_freq": "default"}, sort_keys=True),
+                          "run_id": "r", "partition": "p", "environ": "e", "repeat": 0, "sample": s}
+                         for link, value in (("4X", 10.0), ("1X", 13.0)) for s in range(3)])
+    shaped = note({"balance": "communication_share"}, Table(perf),
+                  {"like": "sand2012-red-storm-dual-core-node", "network_to_memory": 0.23})
+    assert shaped.startswith("balance: 10% of the full-bandwidth run time is link time here (10 s at 4X, 13 s at 1X")
+    assert "the paper's applications 0%-10% (Table 6.2 at 1/4 bandwidth)" in shaped
+    assert shaped.endswith("shaped like sand2012-red-storm-dual-core-node, 0.23 B of network per B of memory reached")
+    link_bound = perf.assign(value=np.where(perf["params"].str.contains('"1X"'), 40.0, 10.0))
+    assert "the link, not compute, sets the time here" in note({"balance": "communication_share"},
+                                                              Table(link_bound), {})

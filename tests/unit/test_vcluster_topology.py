@@ -69,15 +69,51 @@ def test_bad_topologies_are_one_line_errors(text, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-def test_inventory_topology_error_names_file_and_field(tmp_path):
+def inventory_with(tmp_path, **settings):
+    """A copy of the default inventory with ``settings`` in its vcluster.yml: (inventory, that file)."""
     inv = tmp_path / "inv"
     shutil.copytree(INVENTORY, inv)
     gv = inv / "group_vars" / "all" / "vcluster.yml"
-    data = yaml.safe_load(gv.read_text())
-    data["vcluster_topology"] = "dragonfly:groups=3"
-    gv.write_text(yaml.safe_dump(data))
+    gv.write_text(yaml.safe_dump({**yaml.safe_load(gv.read_text()), **settings}))
+    return inv, gv
+
+
+def test_inventory_topology_error_names_file_and_field(tmp_path):
+    inv, gv = inventory_with(tmp_path, vcluster_topology="dragonfly:groups=3")
     with pytest.raises(InputError) as err:          # 4 nodes cannot fill 6 routers
         VCluster.from_inventory(inv)
     assert str(err.value).startswith(f"{gv}: vcluster_topology: ")
     vc = VCluster.from_inventory(inv, nodes=12)
     assert vc.topology.kind == "dragonfly" and vc._config()["topology"] == vc.topology.spec
+
+
+def test_a_machines_fabric_balance_sets_the_global_links_and_uplinks():
+    from crosstalk.machines import load, ratios
+    theta = ratios(load("chunduri2019-theta"))["fabric"]        # GPCNeT Table 1: 55 % global:injection
+    fly = build("dragonfly:groups=3,routers=2", NODES, 100 * 10**6, fabric=theta)
+    # a group's 4 nodes inject 400 Mbit/s; its 2 global links carry 55 % of that: 110 Mbit/s each
+    assert {link.rate_bps for link in fly.links if link.kind == "global"} == {110 * 10**6}
+    assert build(fly.spec, NODES, 100 * 10**6, fabric=theta).spec == fly.spec   # as_running rebuilds it
+    sierra = ratios(load("chunduri2019-sierra"))["fabric"]      # a tree at 50 %: oversubscribed 2:1
+    tree = build("fattree:leaves=2,spines=1", NODES[:4], 100 * 10**6, fabric=sierra)
+    assert [link.rate_bps for link in tree.links] == [100 * 10**6, 100 * 10**6]   # 2 nodes x 100 / 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("star", "the machine's fabric is a dragonfly (global:injection 0.55); use --topology dragonfly:"),
+    ("dragonfly:groups=3,global=3", "sets global= and the machine sets it to 1.1"),
+])
+def test_a_topology_that_contradicts_the_machines_fabric_is_refused(text, message):
+    from crosstalk.machines import load, ratios
+    with pytest.raises(CrosstalkError) as err:
+        build(text, NODES, 100 * 10**6, fabric=ratios(load("chunduri2019-theta"))["fabric"])
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_inventory_like_a_fabric_machine_on_a_star_names_the_topology_field(tmp_path):
+    inv, gv = inventory_with(tmp_path, vcluster_like="chunduri2019-crystal")
+    with pytest.raises(InputError) as err:
+        VCluster.from_inventory(inv)
+    assert str(err.value).startswith(f"{gv}: vcluster_topology: ") and "dragonfly" in str(err.value)
+    vc = VCluster.from_inventory(inv, nodes=12, topology="dragonfly:groups=3,routers=2")
+    assert vc.fabric_target()["global_to_injection"] == 1.0
