@@ -63,6 +63,7 @@ KERNEL_RUN = {
                                    "--poll-us", "100"]),
     "xt-congestion": dict(np=4, quick=["--allow-shared-nodes", "--time-limit", "0.01",
                                        "--canary-fraction", "0.5", "--congestors", "a2a"]),
+    "xt-hpccg": dict(np=None, quick=["--nx", "4", "--ny", "4", "--nz", "4", "--max-iter", "5"]),
     "xt-rmamt": dict(np=2, env=RMA_UCX_ENV,
                      quick=["--threads", "1", "--min-size", "1", "--max-size", "16",
                             "--iterations", "2", "--timeout", "30"]),

@@ -54,9 +54,17 @@ def kept_idle_samples(run_dir):
     return found
 
 
-def check_probe_physics(run_dir, perf, loads):
+def check_modelled_rho(perf, loads):
+    # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
+    # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
     for load in loads:
         assert len(values(perf, "probe_median", load)) == 3
+        for rho in values(perf, "rho", load):
+            assert rho == rho and 0 <= rho < 1, f"modelled rho {rho} out of [0, 1) under {load}"
+
+
+def check_probe_physics(run_dir, perf, loads):
+    check_modelled_rho(perf, loads)
     # Probes wait behind the heavy load's whole messages (and, on 2 cores, its CPU time). The mean
     # (the queue model's W) is compared, not the median: the median rises only when more than half
     # the probes queue (1.5-63x its idle probe's in 14 recorded vcluster jobs, below 1 once in CI),
@@ -65,11 +73,6 @@ def check_probe_physics(run_dir, perf, loads):
     # The same jobs' idle-fabric probes, just before the load started, were faster.
     assert statistics.median(values(perf, "probe_avg", HEAVY)) > \
         statistics.median(values(perf, "idle_probe_avg", HEAVY))
-    # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
-    # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
-    for load in loads:
-        for rho in values(perf, "rho", load):
-            assert rho == rho and 0 <= rho < 1, f"modelled rho {rho} out of [0, 1) under {load}"
     # With one idle baseline (every kept idle-fabric probe pooled) rho rises with the mean latency W,
     # so it must rank the heavy load above the idle fabric. (Across jobs, each job's own Var(S) is
     # dominated by this shared host's scheduling noise, so per-job rho values do not rank reliably.)
@@ -89,9 +92,12 @@ def local_run(run_env_module):
     return env, run_dir, perf, loads
 
 
-def test_impactb_latency_and_rho_rise_under_compressionb_local(local_run):
+def test_impactb_and_compressionb_run_and_model_rho_local(local_run):
     _, run_dir, perf, loads = local_run
-    check_probe_physics(run_dir, perf, loads)
+    # One host's loopback has no link for probes to queue on: under CompressionB they ran faster
+    # than idle in a CI job on a busy host (37 vs 49 us), so the latency's direction is checked on
+    # the virtual cluster's shaped links only (test below); here the method runs and rho is sane.
+    check_modelled_rho(perf, loads)
     # Fewer partners, one message and a 10 ms bubble inject less than all partners without a bubble.
     assert statistics.median(values(perf, "cb_injected_bw", HEAVY)) > \
         statistics.median(values(perf, "cb_injected_bw", LIGHT))
