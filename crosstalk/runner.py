@@ -117,10 +117,10 @@ def _prepare(inventory_name, profile, experiments, out, partitions=()):
         if partition not in known:
             raise InputError(repr(partition), "--partition", f"not a partition of system "
                              f"{description['name']} (known: {', '.join(known)})")
-    render(inventory)
     specs = select_experiments(experiments)
     if not specs:
         raise CrosstalkError("no experiment has a ReFrame test module yet")
+    render(inventory)     # after every argument is checked: a refused run writes nothing
     cluster = _vcluster(inventory) if description["kind"] == "vcluster" else None
     return inventory, description, specs, cluster
 
