@@ -45,6 +45,10 @@ def _check_operand(op, field, path, data, experiments_dir):
             raise InputError(path, f"{field}.select", f"unknown parameter {name!r} of {source['name']}")
 
 
+#: Not a spec parameter but selectable like one: the case's programming environment (its MPI).
+CASE_ENVIRON = "environ"
+
+
 def check_claims(path, data, experiments_dir):
     items = {c["paper"]: set(c["items"]) for c in data["citations"]}
     figures = {f["id"] for f in data.get("figures", [])}
@@ -64,7 +68,7 @@ def check_claims(path, data, experiments_dir):
             raise InputError(path, f"{where}.artefact", f"unknown figure {claim['artefact']!r}")
         test = claim["test"]
         for name in [*test.get("select", {}), *test.get("group_by", []), *test.get("x_zero", {})]:
-            if name not in params:
+            if name not in params and name != CASE_ENVIRON:
                 raise InputError(path, f"{where}.test", f"unknown parameter {name!r}")
         if "over" in test and test["over"] not in params:
             raise InputError(path, f"{where}.test.over", f"unknown parameter {test['over']!r}")

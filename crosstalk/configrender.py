@@ -11,8 +11,8 @@ from crosstalk.spackenv import render_spack_env
 
 CONFIG_DIR = REPO_ROOT / "reframe-tests" / "config"
 REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"
-DEFAULT_ENVIRONMENTS = [{"name": "gnu-openmpi", "cc": "mpicc", "cxx": "mpicxx", "ftn": "mpif90",
-                         "features": ["mpi", "openmp"]}]
+DEFAULT_ENVIRONMENTS = [{"name": "gnu-openmpi", "mpi": "openmpi", "cc": "mpicc", "cxx": "mpicxx",
+                         "ftn": "mpif90", "features": ["mpi", "openmp"]}]
 #: Where runs land unless ``crosstalk run`` says otherwise (ReFrame renders this Jinja at load time).
 RUN_DIR = '{{ getenv("CROSSTALK_RUN_DIR") or "%s/results/%s/runs/manual" }}'
 STAGE_DIR = '{{ getenv("CROSSTALK_STAGE_DIR") or "%s/build/reframe/%s/stage" }}'
@@ -66,7 +66,17 @@ def _partition(system, part, environment_names):
         rendered["time_limit"] = part["time_limit"]
     if part.get("container_platforms"):
         rendered["container_platforms"] = [{"type": t} for t in part["container_platforms"]]
+    if part.get("container_mpi"):
+        rendered["extras"]["container_mpi"] = {
+            family: {"bind": list(spec["bind"]), "library_path": list(spec.get("library_path", []))}
+            for family, spec in part["container_mpi"].items()}
     return rendered
+
+
+#: ReFrame's poll rate decays to 0.1 Hz, so a finished job waits up to 10 s to be noticed; on one
+#: machine (its processes or its own small Slurm) a poll costs nothing, and the serial quick suite
+#: of short jobs spent about a third of its time waiting. A real cluster keeps ReFrame's defaults.
+ONE_MACHINE_POLLING = {"vcluster": {"poll_rate_min": 2}, "local": {"poll_rate_min": 2}}
 
 
 def render_reframe_config(system, inventory):
@@ -96,13 +106,14 @@ def render_reframe_config(system, inventory):
             "modules": list(env.get("modules", [])),
             "env_vars": _env_list(env.get("env_vars", {})),
             "features": list(env.get("features", [])),
-            "extras": {"inventory": str(inventory)},
+            "extras": {"inventory": str(inventory), "mpi": env.get("mpi", "openmpi")},
         } for env in environments],
         "general": [{
             "target_systems": [name],
             "report_file": report_dir + "/report.json",
             "check_search_path": [str(REPO_ROOT / "reframe-tests")],
             "purge_environment": False,
+            **ONE_MACHINE_POLLING.get(system.get("kind", "cluster"), {}),
         }],
         "logging": [{
             "target_systems": [name],

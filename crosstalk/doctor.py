@@ -10,6 +10,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 
+from crosstalk import mpich
 from crosstalk.errors import CrosstalkError
 from crosstalk.inventory import load_system, resolve_inventory
 from crosstalk.proc import run
@@ -63,7 +64,7 @@ def _probe(label=None):
 def probe_mpi():
     found = []
     for argv, marker, label in ((["mpirun", "--version"], "Open MPI", "Open MPI"),
-                                (["mpirun.mpich", "--version"], "Version:", "MPICH")):
+                                ([mpich.tool("mpichversion") or "mpichversion", "-v"], "Version:", "MPICH")):
         if shutil.which(argv[0]):
             line = _version_line(argv, marker) or ""
             found.append(f"{label} {line.split()[-1]}" if line else label)

@@ -119,21 +119,23 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
     groups = {}
     for r in rows:
         params = {k_: v for k_, v in json.loads(r["params"]).items() if k_ != "repeat"}
-        key = (r["test"], f"{r['system']}:{r['partition']}", tuple(sorted(params.items())), r["metric"])
+        # per environment too: each MPI implementation gets its own reference (ReFrame's $environ)
+        key = (r["test"], f"{r['system']}:{r['partition']}", r["environ"], tuple(sorted(params.items())),
+               r["metric"])
         groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
         groups[key]["values"].append(r["value"])
 
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
     tests = {}
-    for (test, partition, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
         values = [v for v in g["values"] if np.isfinite(v)]
         if not values:
             continue
         tol = round(tolerance(values, k, min_margin), 4)
         better = _better(g["experiment"], metric)
         ref = [float(f"{np.median(values):.6g}"), *thresholds(float(np.median(values)), tol, better), g["unit"]]
-        entry = tests.setdefault(test, {"$index": ["$partition", *[p for p, _ in params]]})
-        node = entry.setdefault(partition, {})
+        entry = tests.setdefault(test, {"$index": ["$partition", "$environ", *[p for p, _ in params]]})
+        node = entry.setdefault(partition, {}).setdefault(environ, {})
         for _, value in params:
             node = node.setdefault(value, {})
         node[metric] = ref

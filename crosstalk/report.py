@@ -64,9 +64,10 @@ def experiment_table(perf):
     """One row per platform (system and host class, examples apart), partition, case and metric;
     a case's repeats collapse into the row of its first repeat. Whole-column operations: a page of
     100 000 rows takes a fraction of a second, not a Python loop per group."""
-    keys = ["platform", "origin", "partition", "case", "metric"]
+    keys = ["platform", "origin", "partition", "environ", "case", "metric"]
     if perf.empty:
         return []
+    perf = perf.assign(environ=perf["environ"].fillna("-"))
     grouped = perf.groupby(keys, sort=True)
     table = grouped["value"].agg(["median", "min", "max", "size"]).rename(columns={"size": "n"})
     table["ref_value"] = grouped["ref_value"].first()          # the first reference given
@@ -74,7 +75,7 @@ def experiment_table(perf):
     # unit and bounds of each group's first row (groupby's "first" would skip missing values)
     first = perf.dropna(subset=keys).drop_duplicates(keys).set_index(keys)
     table = table.join(first[["unit", "ref_lower", "ref_upper"]]).reset_index()
-    table["target"] = table["platform"] + ":" + table["partition"]
+    table["target"] = table["platform"] + ":" + table["partition"] + "+" + table["environ"]
     table["case"] = table["case"].str.split(" %repeat=").str[0]
     table = table.drop_duplicates(["target", "case", "metric"])     # repeats: the first one
     rows = [{"target": r.target, "origin": r.origin, "case": r.case, "metric": r.metric,
@@ -165,7 +166,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
             "figures": [{**fig, "png": f"{rel}/{fig['id']}.png", "svg": f"{rel}/{fig['id']}.svg",
                          "caption": captions.get(fig["id"], "")} for fig in spec.data.get("figures", [])],
             "table": experiment_table(exp_perf),
-            "not_run": _user_first({"target": f"{c.platform}:{c.partition}", "origin": c.origin,
+            "not_run": _user_first({"target": f"{c.platform}:{c.partition}+{c.environ}", "origin": c.origin,
                                     "case": c.case, "result": c.result, "reason": c.reason}
                                    for c in exp_cases.itertuples()),
         })

@@ -58,6 +58,17 @@ class Spec:
     def setting(self, name, profile=None, default=None):
         return self.profile(profile).get("settings", {}).get(name, default)
 
+    def environments(self, profile=None):
+        """(``all`` or ``first``, why): the programming environments (MPIs) of a partition this
+        experiment runs under. ``one_environment`` in the spec pins it to the first; otherwise the
+        profile's ``environments``, by default ``all`` in full and ``first`` in quick (a second MPI
+        doubles the quick suite; a spec whose claim compares MPIs asks for ``all``)."""
+        profile = profile or current_profile()
+        if self.data.get("one_environment"):
+            return "first", self.data["one_environment"]
+        chosen = self.profile(profile).get("environments", "all" if profile == "full" else "first")
+        return chosen, f"the {profile} profile runs {self.name} under the first environment only"
+
     def repeats(self, profile=None):
         return self.profile(profile).get("repeats", 1)
 

@@ -17,7 +17,6 @@ application running continuously). ``rho`` is MODELLED (crosstalk.models.queuein
 import math
 import os
 import shlex
-import shutil
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -25,9 +24,10 @@ from reframe.core.builtins import fixture, parameter, performance_function, run_
 
 from crosstalk.models.queueing import idle_parameters, utilisation
 from crosstalk.specs import load_spec
+from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
-from xtlib.launch import allocate_nodes, step_command
+from xtlib.launch import allocate_nodes, mpirun_options, step_command
 from xtlib.linkcontrol import LinkControl
 from xtlib.load import BackgroundLoad
 from xtlib.records import all_validations_pass, records, result_value, tool_value
@@ -96,7 +96,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
 
     @property
     def has_lammps(self):
-        return shutil.which("lmp") is not None
+        return installed_app(self, "lmp")[0] is not None
 
     def _layout(self):
         ranks = int(self.setting("ranks", 4))
@@ -110,7 +110,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
         ranks, nodes = self._layout()
         self.skip_if(ranks < 2 or ranks % 2, f"ranks must be even and >= 2 (ImpactB pairs), got {ranks}")
         kind, arg = parse_load(self.load)
-        self.skip_if(arg == "lammps" and not self.has_lammps, "lmp (LAMMPS) is not installed here")
+        self.skip_if(arg == "lammps" and not self.has_lammps, installed_app(self, "lmp")[1])
         self.sourcesdir = INPUTS
         allocate_nodes(self, nodes)
         width = self.setting("link_width")
@@ -129,7 +129,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
         self.num_tasks = ranks
         self.num_tasks_per_node = math.ceil(ranks / nodes)
         if self.current_partition.launcher_type.registered_name == "mpirun":
-            self.job.launcher.options = ["--bind-to", "none"]
+            self.job.launcher.options = mpirun_options(self)
 
         # 3. Victims under the load, one after the other (before the load is stopped).
         box, steps = self.setting("lammps_box", 16), self.setting("lammps_steps", 100)

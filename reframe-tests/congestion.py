@@ -7,7 +7,6 @@ its first node). The spec's header explains the layout (endpoints sharing shaped
 """
 import json
 import os
-import shutil
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -20,9 +19,10 @@ from crosstalk.models.congestion_layout import (canary_count, fabric_seed, layou
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from crosstalk.vcluster.topology import build as build_topology
+from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
-from xtlib.launch import allocate_nodes
+from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
 from xtlib.records import records, result_value, tool_value
@@ -189,8 +189,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             # shared-links: endpoint v (ranks v*ppn...) round robin over the hosts; with ppn > 1 an
             # endpoint's ranks then sit on consecutive hosts (srun's plane distribution keeps them
             # together). nodes, fabric: ppn ranks on every node, node v on host v.
-            self.job.launcher.options = ["--bind-to", "none", "--map-by",
-                                         f"ppr:{ppn}:node" if self.layout in ("nodes", "fabric") else "node"]
+            self.job.launcher.options = mpirun_options(self, ppn if self.layout in ("nodes", "fabric") else "node")
         if self.layout in ("shared-links", "fabric"):
             self.shape_fabric(self.hosts)
 
@@ -250,7 +249,8 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
 
     @run_after("setup")
     def configure(self):
-        self.skip_if(shutil.which("network_load_test") is None, "network_load_test (GPCNeT) is not on PATH")
+        _, why = installed_app(self, "network_load_test")
+        self.skip_if(why is not None, f"GPCNeT: {why}")
         self.skip_if(self.hosts < 10, f"network_load_test needs >= 10 nodes (2 canary, 2 per congestor); "
                                       f"{self.current_partition.fullname} has {self.hosts}")
         ppn = self.pport_value()
@@ -258,7 +258,7 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
         self.num_tasks_per_node = ppn
         self.executable = "network_load_test"
         if self.launcher in ("mpirun", "mpiexec"):
-            self.job.launcher.options = ["--bind-to", "none", "--map-by", f"ppr:{ppn}:node"]
+            self.job.launcher.options = mpirun_options(self, ppn)
 
     @sanity_function
     def parsed(self):
@@ -288,7 +288,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad):
 
     @run_after("setup")
     def configure(self):
-        self.skip_if(shutil.which("lmp") is None, "lmp (LAMMPS) is not installed here")
+        _, why = installed_app(self, "lmp")
+        self.skip_if(why is not None, f"LAMMPS: {why}")
         ranks = int(self.setting("victim_ranks", 2))
         self.num_tasks = ranks
         if self.hosts > 1:
@@ -303,7 +304,7 @@ class CongestionVictim(CongestionBase, BackgroundLoad):
         self.executable_opts = ["-in", "in.lj", "-var", "box", str(self.setting("lammps_box", 20)),
                                 "-var", "steps", str(self.setting("lammps_steps", 100)), "-log", "log.lammps"]
         if self.launcher in ("mpirun", "mpiexec"):
-            self.job.launcher.options = ["--bind-to", "none"] + (["--map-by", "node"] if self.hosts > 1 else [])
+            self.job.launcher.options = mpirun_options(self, "node" if self.hosts > 1 else None)
         if self.link_control and self.hosts > 1:
             self.shape_fabric(self.hosts)     # isolated and congested on the same shaped fabric
         if self.victim_load == "incast":

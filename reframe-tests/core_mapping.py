@@ -5,13 +5,13 @@ CoreMappingLammps: LAMMPS on two nodes, ranks placed compact/scatter and bound i
 swapped core order (Table 3.2's mappings reduced to what two nodes of two cores allow).
 """
 import os
-import shutil
 
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
 from crosstalk.specs import load_spec
+from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.launch import allocate_nodes
@@ -81,7 +81,8 @@ class CoreMappingLammps(_TwoNodes):
 
     @run_after("setup")
     def configure(self):
-        self.skip_if(shutil.which("lmp") is None, "lmp (LAMMPS) is not installed here")
+        _, why = installed_app(self, "lmp")
+        self.skip_if(why is not None, f"LAMMPS: {why}")
         placement, _, order = self.mapping.partition("_")
         key = "cores_swapped" if order == "swapped" else "cores_identity"
         cores = [int(c) for c in str(self.setting(key, "0,1")).split(",")]

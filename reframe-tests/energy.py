@@ -1,6 +1,5 @@
 """E6 energy: LAMMPS under link width / injection bandwidth and CPU frequency (spec: experiments/energy.yaml)."""
 import os
-import shutil
 import subprocess
 
 import reframe as rfm
@@ -9,8 +8,10 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
+from xtlib.apps import installed_app
 from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
+from xtlib.launch import mpirun_hosts
 from xtlib.linkcontrol import LinkControl
 from xtlib.records import tool_value
 
@@ -38,13 +39,11 @@ def job_nodes(test, count):
             return None, f"sinfo lists {len(names)} nodes in the partition, {count} needed"
         test.job.options += [f"--nodelist={','.join(names[:count])}", f"--nodes={count}"]
         return names[:count], None
-    hostfile = part.local_env.env_vars.get("OMPI_MCA_orte_default_hostfile")
-    if not hostfile or not os.path.exists(hostfile):
-        return None, "no Open MPI hostfile in the partition environment: cannot tell the job's nodes"
-    with open(hostfile) as fp:
-        names = [line.split()[0] for line in fp if line.strip() and not line.startswith("#")]
+    names, reason = mpirun_hosts(test)
+    if names is None:
+        return None, reason
     if len(names) < count:
-        return None, f"hostfile {hostfile} lists {len(names)} nodes, {count} needed"
+        return None, f"the mpirun hostfile lists {len(names)} nodes, {count} needed"
     return names[:count], None
 
 
@@ -63,7 +62,8 @@ class Energy62(XtExperiment, LinkControl, Energy, rfm.RunOnlyRegressionTest):
         part = self.current_partition
         extras = part.extras
         caps = extras.get("capabilities", {})
-        self.skip_if(shutil.which("lmp") is None, "lmp (LAMMPS) is not installed here")
+        _, why = installed_app(self, "lmp")
+        self.skip_if(why is not None, f"LAMMPS: {why}")
         # Table 6.1 varies the CPU frequency at full bandwidth; Table 6.2 the bandwidth at full speed.
         self.skip_if(self.cpu_freq != "default" and self.link != "4X",
                      "CPU frequency is swept at full bandwidth (4X) only, as in Table 6.1")

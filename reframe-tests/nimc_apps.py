@@ -1,12 +1,12 @@
 """E2 NiMC apps: LAMMPS and HPCCG without and with injection (spec: experiments/nimc-apps.yaml)."""
 import os
-import shutil
 
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function, variable
 
 from crosstalk.specs import load_spec
+from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.injection import Injection
@@ -36,10 +36,10 @@ class NimcApps(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def configure(self):
-        exe = APPS[self.app]
-        if self.app == "hpccg" and shutil.which(exe) is None:
-            exe = os.path.join(self.bench.bin_dir, HPCCG_METHOD)
-        self.skip_if(shutil.which(exe) is None, f"{exe} is not installed here (LAMMPS: Debian, Spack or the image)")
+        exe, why = installed_app(self, APPS[self.app])
+        if self.app == "hpccg" and exe is None:
+            exe = os.path.join(self.bench.bin_dir, HPCCG_METHOD)   # HPCCG's method, built here
+        self.skip_if(exe is None, f"{APPS[self.app]}: {why} (LAMMPS: Debian, Spack or the image)")
         self.app_instrument = os.path.basename(exe)
         self.num_tasks = int(self.setting("ranks", 2))
         self.executable = exe

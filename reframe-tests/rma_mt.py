@@ -8,6 +8,7 @@ from reframe.core.builtins import fixture, parameter, performance_function, run_
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
+from xtlib.launch import mpirun_options
 from xtlib.records import all_validations_pass, records
 
 SPEC = load_spec("rma-mt")
@@ -40,8 +41,8 @@ class RmaMt(XtExperiment, rfm.RunOnlyRegressionTest):
         self.env_vars.update(self.current_partition.extras.get("rma_mt_env", {}))
         if self.current_partition.launcher_type.registered_name == "mpirun":
             # Open MPI forwards only OMPI_* to remote ranks; UCX settings must be exported by name.
-            self.job.launcher.options = [w for name in self.env_vars if name.startswith("UCX_")
-                                         for w in ("-x", name)]
+            self.job.launcher.options = mpirun_options(
+                self, export=[name for name in self.env_vars if name.startswith("UCX_")])
 
     def _result(self, metric, stat, size):
         found = records(self.stdout, "result", metric=metric, stat=stat, size=size)

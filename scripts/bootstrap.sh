@@ -29,6 +29,15 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
 fi
 export PATH="$VENV/bin:$PATH"
 
+# MPICH for the second MPI environment, in a prefix of its own (not on PATH): Debian 12's MPICH 4.0.2
+# hangs in MPI_Finalize over UCX/TCP (crosstalk/mpich.py). Keep the pin equal to crosstalk.mpich.VERSION.
+mpich_version=5.0.2
+if ! "$VENV/mpich/bin/mpichversion" 2>/dev/null | grep -q "Version: *$mpich_version\$"; then
+  log "installing MPICH $mpich_version (PyPI) into $VENV/mpich"
+  rm -rf "$VENV/mpich"
+  "$VENV/bin/pip" install -q --no-deps --prefix "$VENV/mpich" "mpich==$mpich_version"
+fi
+
 log "provisioning this machine (playbooks/provision.yml, inventories/local)"
 ANSIBLE_CONFIG="$ROOT/ansible.cfg" $SUDO env "PATH=$PATH" ANSIBLE_CONFIG="$ROOT/ansible.cfg" \
   ansible-playbook -i "$ROOT/inventories/local" "$ROOT/playbooks/provision.yml" ${PROVISION_ARGS:-}

@@ -56,10 +56,27 @@ def vcluster():
         vc.down()
 
 
-def compile_mpi(vc, src, name):
-    """mpicc into the cluster's shared dir (node /tmp is private, so tmp_path is not visible)."""
+def reframe_on_login(vc, work, check, args):
+    """ReFrame on the login node n1 with the inventory's rendered config, the run under ``work`` (in
+    the cluster's shared dir): returns ReFrame's JSON report."""
+    import json
+    import sys
+    from crosstalk.configrender import render
+    config = render(INVENTORY, work / "config")[0]
+    run_dir = work / "run"
+    run_dir.mkdir(parents=True, exist_ok=True)     # ReFrame does not create its log dir
+    out = vc.exec("n1", [str(Path(sys.executable).parent / "reframe"), "-C", str(config),
+                         "-c", str(REPO / "reframe-tests" / check), *args, "-r"],
+                  cwd=str(REPO), capture_output=True, text=True, timeout=600,
+                  env={**os.environ, "CROSSTALK_RUN_DIR": str(run_dir), "CROSSTALK_PROFILE": "quick"})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    return json.loads((run_dir / "report.json").read_text())
+
+
+def compile_mpi(vc, src, name, mpicc="mpicc"):
+    """``mpicc`` into the cluster's shared dir (node /tmp is private, so tmp_path is not visible)."""
     exe = vc.shared_dir / name
-    subprocess.run(["mpicc", "-O2", "-o", str(exe), str(src)], check=True)
+    subprocess.run([mpicc, "-O2", "-o", str(exe), str(src)], check=True, timeout=120)
     return exe
 
 

@@ -8,6 +8,12 @@ REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
 
+#: ReFrame arguments that keep an experiment's integration test to Open MPI: the test is about the
+#: experiment, and a second MPI would double its time in CI (MPICH has its own tests,
+#: tests/vcluster/test_vcluster_mpich.py, and the portability test runs both).
+OPEN_MPI_ONLY = ("-p", "^gnu-openmpi$")
+
+
 def venv_tool(name):
     path = VENV_BIN / name
     return str(path) if path.exists() else shutil.which(name)

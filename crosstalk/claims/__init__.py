@@ -17,7 +17,7 @@ from collections import Counter
 from crosstalk.claims.balance import note as balance_note
 from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, effects, fit_verdict, verdict
-from crosstalk.claims.operands import Table, describe, distinct_params, matching
+from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.specs import all_specs, load_spec
 from crosstalk.systemfacts import decode as decode_facts, unmet
 
@@ -158,7 +158,7 @@ def judge_claim(spec, claim, table, cases, facts=None):
 def judge(perf, cases):
     """Every claim on every platform of the tables: one dict each."""
     perf_of = dict(iter(perf.groupby("platform", sort=False)))
-    cases_of = dict(iter(cases.groupby("platform", sort=False)))
+    cases_of = {p: with_environ(rows) for p, rows in cases.groupby("platform", sort=False)}
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
     tables = {p: Table(perf_of.get(p, perf.iloc[:0])) for p in platforms}
     out = []

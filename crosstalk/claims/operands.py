@@ -9,6 +9,7 @@ measurement of a case: the pairing key below. Operands are paired on it, so that
 conditions measured in the same run, partition and repeat (the machine's state of that moment).
 """
 import fnmatch
+import json
 from functools import lru_cache
 
 import numpy as np
@@ -75,12 +76,21 @@ def matching(rows, select):
     return rows[rows["params"].isin(keep)]
 
 
+def with_environ(rows):
+    """``rows`` whose parameters also name the case's programming environment (``environ``), so
+    that a claim can select or group by the MPI implementation as by any parameter."""
+    key = rows["params"].astype(str) + "\0" + rows["environ"].fillna("-").astype(str)
+    text = {k: json.dumps({**decode(k.split("\0")[0]), "environ": k.split("\0")[1]}, sort_keys=True)
+            for k in key.unique()}
+    return rows.assign(params=key.map(text))
+
+
 class Table:
     """One platform's performance rows, split once by (experiment, metric)."""
 
     def __init__(self, perf):
         self.full = perf                                    # what a fit's adapter reads
-        perf = perf[["experiment", "metric", "params", "value", "unit", *SAMPLE_KEY]]   # what claims read
+        perf = with_environ(perf[["experiment", "metric", "params", "value", "unit", *SAMPLE_KEY]])   # what claims read
         self.parts = {key: rows for key, rows in perf.groupby(["experiment", "metric"], sort=False)}
         self.empty = perf.iloc[:0]
 

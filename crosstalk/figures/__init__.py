@@ -44,13 +44,18 @@ def summarise(df, by):
 
 
 #: Columns that keep a figure's series apart (``with_target`` labels them).
-SERIES = ["platform", "origin", "system", "partition"]
+SERIES = ["platform", "origin", "system", "partition", "environ"]
+
+
+def target_label(platform, partition, environ):
+    """A series' label, ReFrame's ``system:partition+environ`` with the platform for the system
+    (``vcluster@81abe5a2 (example):mpi+gnu-mpich``): which system, host class, origin and MPI."""
+    return f"{platform}:{partition}+{environ}"
 
 
 def with_target(df):
-    """``df`` with ``target`` = platform:partition (``vcluster@81abe5a2 (example):mpi``): the label
-    of a series, saying which system, host class and origin it is."""
-    return df.assign(target=df["platform"] + ":" + df["partition"])
+    """``df`` with ``target``, the label of each row's series (``target_label``)."""
+    return df.assign(target=df["platform"] + ":" + df["partition"] + "+" + df["environ"].fillna("-"))
 
 
 def ordered_targets(df):

@@ -32,7 +32,7 @@ def cases(perf, systems):
         return df
     # ReFrame --repeat N sessions can arrive with the same session number: number the rows of each
     # case and metric in order, so one job's metrics stay together and repeats stay apart.
-    key = SERIES + ["environ", "case", "run_id", "session", "params"]
+    key = SERIES + ["case", "run_id", "session", "params"]
     df = df.assign(job=df.groupby(key + ["metric"]).cumcount())
     wide = df.pivot_table(index=key + ["job"],
                           columns="metric", values="value", aggfunc="first").reset_index()

@@ -132,7 +132,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch, Balance):
         for tool in ("unshare", "nsenter", "ip", "tc", "sysctl", "munged", "slurmctld", "slurmd", "sinfo"):
             if not shutil.which(tool):
                 raise CrosstalkError(f"vcluster: {tool} not found on PATH")
-        probe = run_tool(["unshare", "--net", "--uts", "--mount", "true"], check=False)
+        probe = run_tool(["unshare", "--net", "--uts", "--ipc", "--mount", "true"], check=False)
         if probe.returncode != 0:
             raise CrosstalkError("vcluster: namespaces not permitted here: "
                                  + (probe.stderr.strip() or "unshare failed"))

@@ -78,8 +78,8 @@ def cmd_status(args):
         print(f"  {n} {d['address']:<14} anchor={d['anchor']} slurmd={d['slurmd']} "
               f"link={link.get('width') or '-'} {link.get('rate', '-')} switch={d['switch']}")
     if st["balance"]:
-        from crosstalk.vcluster.balance import describe
-        print(f"balance: {describe(st['balance'])}")
+        from crosstalk.vcluster.balance import describe as describe_balance
+        print(f"balance: {describe_balance(st['balance'])}")
     if vc.topology.routed:
         print("switches:")
         for line in describe(vc.topology, vc.nodes):

@@ -1,9 +1,12 @@
-"""Launching on the virtual cluster: the variables every command needs, /etc/hosts, the Open MPI
-hostfile and rsh agent, and the per-node Python wrappers Ansible runs modules through."""
+"""Launching on the virtual cluster: the variables every command needs, /etc/hosts, the hostfiles
+and the rsh agent of Open MPI and MPICH (Hydra), and the per-node Python wrappers Ansible runs
+modules through."""
+import shlex
 import shutil
 
+from crosstalk import mpich
 from crosstalk.vcluster.balance import CpuShares
-from crosstalk.vcluster.procs import write_if_changed
+from crosstalk.vcluster.procs import NODE_NAMESPACES, write_if_changed
 
 
 class Launch:
@@ -22,6 +25,17 @@ class Launch:
     @property
     def hostfile(self):
         return self.state / "hostfile"
+
+    @property
+    def mpich_bin(self):
+        """MPICH's mpirun for this cluster (first on PATH in an ``mpi: mpich`` environment)."""
+        return self.state / "bin" / "mpich"
+
+    @property
+    def mpich_hostfile(self):
+        """Hydra's hostfile: one slot per line, so ranks go round robin over the nodes by default,
+        as Open MPI's do here (rmaps_base_mapping_policy=node)."""
+        return self.state / "hostfile-mpich"
 
     def env(self):
         """Variables every command on the cluster needs: Slurm client config and Open MPI."""
@@ -57,7 +71,7 @@ case "$host" in
 {cases}  *) echo "rsh-agent: unknown node $host" >&2; exit 255 ;;
 esac
 pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
-{self._join_line("$node")}exec nsenter -t "$pid" -n -u -m --wd=/ -- /bin/sh -c "$*"
+{self._join_line("$node")}exec nsenter -t "$pid" {NODE_NAMESPACES} --wd=/ -- /bin/sh -c "$*"
 """, 0o755)
         if self.node_quota():  # on PATH of the mpirun partition: mpirun and its local ranks are n1's work
             self.quota_bin.mkdir(parents=True, exist_ok=True)
@@ -66,8 +80,16 @@ pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
 echo $$ > "{CpuShares(self.name).base}/$(hostname)/cgroup.procs" || exit 255
 exec {shutil.which("mpirun") or "/usr/bin/mpirun"} "$@"
 """, 0o755)
+        write_if_changed(self.mpich_hostfile, "".join(f"{n}:1\n" for n in self.nodes))
+        self.mpich_bin.mkdir(parents=True, exist_ok=True)
+        write_if_changed(self.mpich_bin / "mpirun", f"""#!/bin/sh
+# MPICH's mpirun (Hydra) on virtual cluster {self.name}: proxies start through the launch agent.
+export HYDRA_LAUNCHER=rsh HYDRA_LAUNCHER_EXEC="{st}/bin/rsh-agent"
+export HYDRA_HOST_FILE="${{HYDRA_HOST_FILE:-{self.mpich_hostfile}}}"
+{self._join_line("$(hostname)")}exec {shlex.quote(mpich.tool("mpiexec") or "mpiexec-not-installed")} "$@"
+""", 0o755)
         for n in self.nodes:   # Ansible's interpreter: runs modules inside the node
             write_if_changed(st / "bin" / f"python-{n}", f"""#!/bin/sh
 pid=$(cat "{st}/pids/anchor-{n}.pid") || exit 1
-{self._join_line(n)}exec nsenter -t "$pid" -n -u -m --wd="$PWD" -- /usr/bin/python3 "$@"
+{self._join_line(n)}exec nsenter -t "$pid" {NODE_NAMESPACES} --wd="$PWD" -- /usr/bin/python3 "$@"
 """, 0o755)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from crosstalk.errors import CrosstalkError
 from crosstalk.proc import describe
-from crosstalk.vcluster.procs import (TOOL_TIMEOUT, comm, kill, netns_id, pid_alive, pids_in_netns,
-                                      read_pid, run_tool, wait_gone)
+from crosstalk.vcluster.procs import (NODE_NAMESPACES, TOOL_TIMEOUT, comm, kill, netns_id, pid_alive,
+                                      pids_in_netns, read_pid, run_tool, wait_gone)
 
 #: What each node has of its own, as a real node has: /tmp (PMIx appdirs collide otherwise) and
 #: /dev/shm (Open MPI's shared-memory segments).
@@ -76,7 +76,7 @@ class NodeAccess:
         """The anchor of a node or a switch (None if it is not up)."""
         return self._verified(self._pidfile(f"anchor-{node}"), "sleep", node)
 
-    def _enter(self, node, argv, wd=None, ns="-n -u -m", quota=True):
+    def _enter(self, node, argv, wd=None, ns=NODE_NAMESPACES, quota=True):
         pid = self.anchor_pid(node)
         if pid is None:
             raise CrosstalkError(f"vcluster {self.name}: node {node} is not up "
@@ -134,7 +134,7 @@ class NodeAccess:
             argv = ["unshare", "--net", "--", "sh", "-c", SWITCH_ANCHOR, "anchor", str(pidfile)]
         else:
             hold = self.state / "nodes" / f"{node}.hold"
-            argv = ["unshare", "--net", "--uts", "--mount", "--propagation", "private", "--",
+            argv = ["unshare", "--net", "--uts", "--ipc", "--mount", "--propagation", "private", "--",
                     "sh", "-c", NODE_ANCHOR, "anchor", str(pidfile), node, str(self.state / "hosts"),
                     str(hold), *self.shared_paths]
         # setsid --fork: the anchor is reparented away from us (no zombies in long sessions)

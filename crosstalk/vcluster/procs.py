@@ -11,6 +11,11 @@ from crosstalk.errors import CrosstalkError
 TOOL_TIMEOUT = 60
 
 
+#: The namespaces a node has of its own (nsenter flags): network, host name, mounts and IPC. IPC
+#: matters to MPI: UCX reaches a peer through shared memory when both share boot id and IPC
+#: namespace, which would carry "inter-node" traffic at memory speed past the shaped links.
+NODE_NAMESPACES = "-n -u -i -m"
+
 def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

@@ -10,9 +10,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, sanity_function
 
 from crosstalk import REPO_ROOT
-
-#: Where containers/install.sh puts the kernels inside the image.
-CONTAINER_PREFIX = "/opt/crosstalk"
+from xtlib.launch import container_prefix
 
 
 class BenchBuild(rfm.CompileOnlyRegressionTest):
@@ -47,7 +45,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
         else:   # container: the kernels are inside the image already
             self.sourcesdir = None
             self.build_system = "CustomBuild"
-            self.build_system.commands = [f"echo {CONTAINER_PREFIX} > bench_prefix.txt"]
+            self.build_system.commands = [f"echo {container_prefix(self)} > bench_prefix.txt"]
 
     @sanity_function
     def built(self):
@@ -59,5 +57,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     def bin_dir(self):
         if self.origin == "cmake":
             return os.path.join(self.stagedir, "build")
+        if self.origin == "container":          # a path inside the image, known without running
+            return os.path.join(container_prefix(self), "bin")
         with open(os.path.join(self.stagedir, "bench_prefix.txt")) as fp:
             return os.path.join(fp.read().strip(), "bin")

@@ -20,7 +20,7 @@ from crosstalk.hostclass import host_class
 from crosstalk.portable import applies, violation
 from crosstalk.references import reference_file
 from crosstalk.specs import current_profile, load_spec
-from xtlib.launch import container_image
+from xtlib.launch import container_image, container_mpi
 
 #: What slurmstepd writes to a job's stderr when it cancels the job at its time limit.
 SLURM_TIME_LIMIT = "DUE TO TIME LIMIT"
@@ -47,6 +47,15 @@ class XtExperiment(rfm.RegressionTestPlugin):
             self.time_limit = limit
         self.maintainers = ["crosstalk"]
 
+    @run_after("setup")
+    def skip_other_environments(self):
+        """Under the partition's first environment (MPI) only, unless the spec and profile ask for
+        every environment (``Spec.environments`` says when)."""
+        which, why = self.spec.environments()
+        first = self.current_partition.environs[0].name if self.current_partition.environs else None
+        self.skip_if(which == "first" and first is not None and self.current_environ.name != first,
+                     f"runs under {first} only: {why}")
+
     @run_before("run")
     def run_in_container(self):
         """Partitions whose kernels come from the image run the measured step inside it."""
@@ -54,6 +63,10 @@ class XtExperiment(rfm.RegressionTestPlugin):
         if image:
             self.container_platform = "Apptainer"
             self.container_platform.image = image
+            binds, library_path = container_mpi(self)    # hybrid MPI: the host's bound in
+            self.container_platform.mount_points = [tuple(b.split(":", 1)) if ":" in b else (b, b) for b in binds]
+            if library_path:
+                self.env_vars["APPTAINERENV_LD_LIBRARY_PATH"] = ":".join(library_path)
             self.container_platform.command = " ".join(
                 shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
 

@@ -4,7 +4,12 @@ ReFrame launches a test's main executable; experiments also start load generator
 job. These commands place them the same way: mpirun fills nodes in hostfile order (so the main
 step's single rank and the load's rank 0 share the first node), srun runs overlapping steps in the
 job's allocation. Every word is shell-quoted: spec values never reach the shell unquoted.
+
+mpirun's options differ between MPI implementations; ``mpirun_options`` says the same placement in
+the words of the environment's MPI (its ``extras.mpi``, rendered from the inventory): Open MPI's
+``--map-by``, MPICH Hydra's ``-ppn`` and ``-hosts``.
 """
+import os
 import shlex
 
 
@@ -17,6 +22,63 @@ class ShellVar(str):
 
 def _quote(word):
     return word.quoted() if isinstance(word, ShellVar) else shlex.quote(str(word))
+
+
+def mpi_family(test):
+    """The MPI implementation of the test's environment: openmpi (the default) or mpich."""
+    return test.current_environ.extras.get("mpi", "openmpi")
+
+
+def mpirun_hosts(test):
+    """The partition's mpirun hosts in hostfile order (Open MPI's ``host slots=N`` or Hydra's
+    ``host:N`` lines), or (None, reason)."""
+    env = test.current_partition.local_env.env_vars
+    hostfile = env.get("OMPI_MCA_orte_default_hostfile") or env.get("HYDRA_HOST_FILE")
+    if not hostfile or not os.path.exists(hostfile):
+        return None, "no mpirun hostfile in the partition environment: cannot tell the job's nodes"
+    with open(hostfile) as fp:
+        names = [line.split()[0].split(":")[0] for line in fp if line.strip() and not line.startswith("#")]
+    return names, None
+
+
+def mpirun_options(test, map_by=None, nodes=None, export=()):
+    """mpirun options, without binding, placing ranks ``map_by``: ``node`` (round robin over the
+    nodes), ``slot`` (fill a node first), an int k (k ranks on every node) or None (the
+    partition's default); over the first ``nodes`` hosts if given. ``export``: variables Open MPI
+    must forward by name (Hydra forwards the whole environment)."""
+    if mpi_family(test) == "mpich":
+        opts = ["-bind-to", "none"]
+        if map_by is not None:
+            cpus = test.current_partition.processor.num_cpus or 1
+            opts += ["-ppn", str(int({"node": 1, "slot": cpus}.get(map_by, map_by)))]
+        if nodes:
+            hosts, reason = mpirun_hosts(test)
+            if hosts is None:
+                raise ValueError(reason)
+            opts += ["-hosts", ",".join(hosts[:int(nodes)])]
+        return opts
+    opts = ["--bind-to", "none"]
+    if map_by is not None:
+        opts += ["--map-by", map_by if map_by in ("node", "slot") else f"ppr:{int(map_by)}:node"]
+    if nodes:
+        opts += ["--max-vm-size", str(int(nodes))]
+    return opts + [w for name in export for w in ("-x", name)]
+
+
+#: Where containers/install.sh puts the kernels in the image, by the MPI they were built with.
+CONTAINER_PREFIX = {"openmpi": "/opt/crosstalk", "mpich": "/opt/crosstalk/mpich"}
+
+
+def container_prefix(test):
+    """The image's kernels built with the environment's MPI (the ABI a bound host MPI must have)."""
+    return CONTAINER_PREFIX.get(mpi_family(test), CONTAINER_PREFIX["openmpi"])
+
+
+def container_mpi(test):
+    """The partition's hybrid MPI bind model for the environment's MPI: ``(binds, library_path)``,
+    empty without one (the image's own MPI then runs)."""
+    spec = (test.current_partition.extras.get("container_mpi") or {}).get(mpi_family(test), {})
+    return list(spec.get("bind", [])), list(spec.get("library_path", []))
 
 
 def container_image(test):
@@ -38,9 +100,7 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
     if launcher in ("mpirun", "mpiexec", "local"):
         if relative_node:
             raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
-        prefix = ["mpirun", "-np", str(tasks), "--bind-to", "none"]
-        if nodes > 1:
-            prefix += ["--map-by", "node"]
+        prefix = ["mpirun", "-np", str(tasks), *mpirun_options(test, "node" if nodes > 1 else None)]
     elif launcher == "srun":
         prefix = ["srun", "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}", "--cpu-bind=none",
                   f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
@@ -48,7 +108,8 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
         raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
     image = container_image(test)
     if image:
-        argv = ["apptainer", "exec", image, *argv]
+        binds, _ = container_mpi(test)     # the library path comes from the job's environment
+        argv = ["apptainer", "exec", *[f"--bind={b}" for b in binds], image, *argv]
     return " ".join(_quote(w) for w in prefix + list(argv))
 
 

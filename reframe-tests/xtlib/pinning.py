@@ -3,7 +3,7 @@
 ``pin_ranks(cores)``: local rank i of every node runs on core ``cores[i]``. The launcher's own
 binding is switched off (mpirun ``--bind-to none``, srun ``--cpu-bind=none``) and each rank execs
 through ``taskset -c CORE``, choosing its core from its node-local rank (Open MPI's
-``OMPI_COMM_WORLD_LOCAL_RANK``, Slurm's ``SLURM_LOCALID``), so the same mapping works under both
+``OMPI_COMM_WORLD_LOCAL_RANK``, Hydra's ``MPI_LOCALRANKID``, Slurm's ``SLURM_LOCALID``), so the same mapping works under both
 launchers. Each rank then logs the CPUs it is really allowed on (``/proc/self/status``) to stderr
 and ``pinned_as_asked`` (sanity) checks them against the mapping.
 
@@ -19,15 +19,17 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
+from xtlib.launch import mpirun_options
+
 #: Fixed script (the core list is an argument, never part of the script text).
 PIN_SCRIPT = (
     'map=$1; shift; '
-    'r=${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}; '
+    'r=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-0}}}; '
     'core=$(echo "$map" | cut -d, -f$((r + 1))); '
     'if [ -z "$core" ]; then echo "xt-pin: no core for local rank $r in $map" >&2; exit 2; fi; '
     'exec taskset -c "$core" sh -c '
     '\'echo "xt-pin host=$(hostname) local_rank=$1 core=$2 allowed=$(grep Cpus_allowed_list '
-    '/proc/self/status | cut -f2) rank=${OMPI_COMM_WORLD_RANK:-${SLURM_PROCID:-?}}" >&2; '
+    '/proc/self/status | cut -f2) rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-?}}}" >&2; '
     'shift 2; exec "$@"\' xt-pin "$r" "$core" "$@"')
 _LINE = re.compile(r"^xt-pin host=(\S+) local_rank=(\d+) core=(\d+) allowed=(\S+) rank=(\S+)$")
 
@@ -54,12 +56,8 @@ class Pinning(rfm.RegressionTestPlugin):
         placement = getattr(self, "_placement", None)
         opts = []
         if launcher in ("mpirun", "mpiexec", "local"):
-            if placement:
-                opts += ["--map-by", "node" if placement == "scatter" else "slot"]
-                if getattr(self, "_place_nodes", None):
-                    opts += ["--max-vm-size", str(int(self._place_nodes))]
-            if hasattr(self, "_pin_cores"):
-                opts += ["--bind-to", "none"]
+            opts += mpirun_options(self, placement and ("node" if placement == "scatter" else "slot"),
+                                   placement and getattr(self, "_place_nodes", None))
         elif launcher == "srun":
             if placement:
                 opts += [f"--distribution={'cyclic' if placement == 'scatter' else 'block'}"]

@@ -3,6 +3,7 @@ import os
 
 import reframe as rfm
 
+from xtlib.launch import mpirun_options
 from xtlib.records import result_value
 
 
@@ -19,7 +20,7 @@ class StreamStep(rfm.RegressionTestPlugin):
         self.env_vars["OMP_NUM_THREADS"] = str(threads)
         if self.current_partition.launcher_type.registered_name == "mpirun":
             # mpirun would bind the one rank to one core, and with it every thread
-            self.job.launcher.options = ["--bind-to", "none"]
+            self.job.launcher.options = mpirun_options(self)
 
     def stream_rate(self, kernel, stat="best"):
         """xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add, triad), MB/s."""

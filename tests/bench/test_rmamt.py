@@ -2,16 +2,16 @@
 
 Open MPI needs osc/ucx for MPI_THREAD_MULTIPLE RMA (osc/pt2pt refuses it); on this single host
 UCX's tcp transport over lo stands in for the cross-node UCX_TLS=tcp,self setting. MPICH is
-tested too when mpicc.mpich is installed (its own build dir).
+tested too: the project's MPICH 5 (crosstalk/mpich.py, its own build dir).
 """
 import math
 import os
-import shutil
 import subprocess
 import time
 
 import pytest
 
+from crosstalk import mpich
 from xt_bench import build_bench, json_lines, mpirun_cmd
 
 KERNEL = "xt-rmamt"
@@ -141,16 +141,16 @@ def test_timeout_becomes_failed_validation(xt_bin, rma_env):
 
 @pytest.fixture(scope="module")
 def mpich_bin():
-    if not (shutil.which("mpicc.mpich") and shutil.which("mpirun.mpich")):
-        pytest.skip("MPICH (mpicc.mpich, mpirun.mpich) not installed")
+    if mpich.prefix() is None:
+        pytest.skip("the project's MPICH is not installed (scripts/bootstrap.sh installs it)")
     # no -Werror: MPICH's MPI_Waitall prototype makes gcc 12 warn on MPI_STATUSES_IGNORE
     return build_bench("bench-mpich", "-DCMAKE_BUILD_TYPE=Release", "-DXT_WERROR=OFF",
-                  "-DXT_SANITIZE=OFF", "-DMPI_C_COMPILER=mpicc.mpich")
+                  "-DXT_SANITIZE=OFF", f"-DMPI_C_COMPILER={mpich.tool('mpicc')}")
 
 
 @pytest.mark.parametrize("op,sync", [("put", "fence"), ("get", "lock_all"), ("put", "flush")])
 def test_checksums_pass_mpich(mpich_bin, mpi_env, op, sync):
-    res = run(["mpirun.mpich", "-np", "2", str(mpich_bin / KERNEL), "--op", op, "--sync", sync,
+    res = run([mpich.tool("mpiexec"), "-np", "2", str(mpich_bin / KERNEL), "--op", op, "--sync", sync,
                *SMALL], mpi_env)
     assert res.returncode == 0, res.stderr
     records = json_lines(res.stdout)

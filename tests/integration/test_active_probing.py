@@ -18,7 +18,7 @@ import pytest
 
 from crosstalk.ingest import load_run
 from crosstalk.models.queueing import idle_parameters, utilisation
-from xt_testing import REPO, venv_tool
+from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,7 @@ def run_active_probing(env, system, loads, partition=None, repeat=3):
     argv = [venv_tool("crosstalk"), "run", "--system", system, "-e", "active-probing"]
     if partition:
         argv += ["--partition", partition]
-    argv += ["--", "-n", f"ActiveProbing%load=({'|'.join(loads)})%", "--repeat", str(repeat)]
+    argv += ["--", *OPEN_MPI_ONLY, "-n", f"ActiveProbing%load=({'|'.join(loads)})%", "--repeat", str(repeat)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     (run_dir,) = (Path(env["CROSSTALK_RESULTS_DIR"]) / system / "runs").iterdir()

@@ -12,6 +12,7 @@ import pytest
 from crosstalk.systemfacts import of_provenance
 from crosstalk.hostclass import from_provenance
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
+from xt_testing import OPEN_MPI_ONLY
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
 INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
@@ -20,7 +21,7 @@ INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
 @pytest.fixture(scope="module")
 def dragonfly_run(run_env_module):
     skip_unless_root()
-    with run_on_inventory(INVENTORY, "vcfly", run_env_module, ["-e", "congestion", "--partition", "mpi", "--", "-n",
+    with run_on_inventory(INVENTORY, "vcfly", run_env_module, ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY, "-n",
                           "^CongestionCanary", "--repeat", "3", "--max-retries", "1"], "dragonfly") as run:
         yield run
 

@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from vcluster_fixtures import REPO, vcluster  # noqa: F401
-from xt_testing import venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk.ingest import load_run
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def congestion_run(run_env_module, request):
     request.getfixturevalue("vcluster")
     results = REPO / "build" / "test-congestion" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "congestion", "--",
+    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY,
             "--system", "vcluster:slurm", "-n", f"^({CANARY}|CongestionVictim)", "--repeat", "3",
             "--max-retries", "2"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)

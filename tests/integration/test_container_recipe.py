@@ -124,5 +124,17 @@ def test_image_records_installed_versions(rootfs):
                     (root / "opt" / "crosstalk" / "versions.txt").read_text().splitlines())
     assert versions["org.crosstalk.installed.openmpi-bin"].startswith("4.1.4")
     assert versions["org.crosstalk.installed.debian"].startswith("12.")
+    assert versions["org.crosstalk.installed.mpich"].startswith("4.0")
     for tool in ("mpirun", "lmp", "hpcc", "ib_write_bw"):
         assert _ch_run(root, ["/bin/sh", "-c", f"command -v {tool}"]).returncode == 0, tool
+
+
+@pytest.mark.parametrize("bin_dir, library", [("/opt/crosstalk/bin", "libmpi.so.40"),
+                                              ("/opt/crosstalk/mpich/bin", "libmpich.so.12")])
+def test_each_kernel_build_links_its_own_mpi(rootfs, bin_dir, library):
+    """The hybrid bind model replaces the image's MPI library by the host's of the same ABI: the
+    MPICH build must load libmpich.so.12 (the MPICH ABI), the default build Open MPI's."""
+    root, _ = rootfs
+    proc = _ch_run(root, ["ldd", f"{bin_dir}/xt-rmamt"])
+    assert proc.returncode == 0, proc.stderr
+    assert library in proc.stdout, proc.stdout

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from vcluster_fixtures import REPO, vcluster  # noqa: F401
-from xt_testing import venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk.ingest import load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
@@ -31,7 +31,7 @@ def mapping_run(run_env_module, request):
     results = REPO / "build" / "test-core-mapping" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
     argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "core-mapping", "--",
-            "--system", "vcluster:mpi"]
+            *OPEN_MPI_ONLY, "--system", "vcluster:mpi"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     (run_dir,) = (results / "vcluster" / "runs").iterdir()

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from vcluster_fixtures import REPO, vcluster  # noqa: F401
-from xt_testing import venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
 
@@ -31,7 +31,7 @@ def energy_run(run_env_module, request):
         pytest.skip("lmp (LAMMPS) is not installed")
     results = REPO / "build" / "test-energy" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "energy", "--",
+    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "energy", "--", *OPEN_MPI_ONLY,
             "--system", "vcluster:mpi", "--reruns", "2", "--max-retries", "3"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1500)
     (run_dir,) = (results / "vcluster" / "runs").iterdir()

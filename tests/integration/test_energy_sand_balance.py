@@ -9,6 +9,7 @@ import statistics
 import pytest
 
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
+from xt_testing import OPEN_MPI_ONLY
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
 INVENTORY = REPO / "inventories" / "vcluster-sand"
@@ -21,7 +22,7 @@ def sand_run(run_env_module):
     from crosstalk.vcluster.balance import cgroup_cpu_root
     if cgroup_cpu_root() is None:
         pytest.skip("no cgroup CPU controller here: machine balance cannot be set")
-    with run_on_inventory(INVENTORY, "vcsand", run_env_module, ["-e", "energy", "--partition", "mpi"], "sand") as run:
+    with run_on_inventory(INVENTORY, "vcsand", run_env_module, ["-e", "energy", "--partition", "mpi", "--", *OPEN_MPI_ONLY], "sand") as run:
         yield run
 
 

@@ -22,7 +22,7 @@ import uuid
 import pytest
 
 from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
-from xt_testing import venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk import leftovers, runstatus
 from crosstalk.ingest import load_run
 
@@ -95,7 +95,8 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
     try:
         log1 = tmp_path / "run.log"
         with open(log1, "w") as log:
-            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion"], env, log)
+            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY],
+                          env, log)
             deadline = time.monotonic() + 120
             while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
                 time.sleep(0.2)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
-from xt_testing import venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk import leftovers
 from crosstalk.ingest import load_run
 
@@ -40,7 +40,7 @@ def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):  # noqa: F811
     try:
         proc = subprocess.run(
             [venv_tool("crosstalk"), "run", "--system", "vcluster", "--specs", str(work / "specs"),
-             "-e", "stream,rma-mt", "--", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=lock%threads=1"],
+             "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=lock%threads=1"],
             env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
         (run_dir,) = (work / "results" / "vcluster" / "runs").iterdir()

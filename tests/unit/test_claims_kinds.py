@@ -156,3 +156,21 @@ def test_the_communication_share_note_splits_run_time_by_the_quarter_bandwidth_c
     link_bound = perf.assign(value=np.where(perf["params"].str.contains('"1X"'), 40.0, 10.0))
     assert "the link, not compute, sets the time here" in note({"balance": "communication_share"},
                                                               Table(link_bound), {})
+
+
+def test_environ_groups_a_claim_per_mpi_implementation():
+    """group_by: [environ] judges each programming environment on its own samples: one MPI whose
+    bandwidth drops with threads and one whose does not give one reproduced and one contradicted
+    group (pooled, the drop would hide in the other's flat values)."""
+    drop = {"mpich": 0.7, "ompi": 1.0}
+    perf = pd.DataFrame([{"experiment": "stream", "metric": "bandwidth",
+                          "params": json.dumps({"threads": t}), "value": 100.0 * (drop[env] if t == 2 else 1) + 0.1 * s,
+                          "unit": "u", "run_id": "r", "partition": "p", "environ": env, "repeat": 0, "sample": s}
+                         for env in drop for t in (1, 2) for s in range(6)])
+    from crosstalk.claims.operands import with_environ
+    cases = with_environ(perf[["experiment", "params", "environ"]].drop_duplicates()).assign(result="pass", reason=None)
+    test = {"kind": "ratio", "group_by": ["environ"], "band": [None, 0.95],
+            "num": {"metric": "bandwidth", "select": {"threads": "@max"}}, "den": {"metric": "bandwidth", "select": {"threads": 1}}}
+    out = judge_claim(SPEC, claim(test), Table(perf), cases)
+    assert {g["group"]: g["verdict"] for g in out["groups"]} == {"environ=mpich": "reproduced",
+                                                                 "environ=ompi": "contradicted"}

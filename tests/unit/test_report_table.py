@@ -14,12 +14,13 @@ from crosstalk.report import experiment_table, format_number
 
 def per_group_table(perf):
     rows, seen = [], set()
-    for (platform, origin, partition, case, metric), group in perf.groupby(
-            ["platform", "origin", "partition", "case", "metric"], sort=True):
+    perf = perf.assign(environ=perf["environ"].fillna("-"))
+    for (platform, origin, partition, environ, case, metric), group in perf.groupby(
+            ["platform", "origin", "partition", "environ", "case", "metric"], sort=True):
         ref = group["ref_value"].dropna()
         lo, hi = group["ref_lower"].iloc[0], group["ref_upper"].iloc[0]
         bounds = f" [{lo:+.0%}, {hi:+.0%}]" if pd.notna(lo) and pd.notna(hi) else ""
-        row = {"target": f"{platform}:{partition}", "origin": origin, "case": case.split(" %repeat=")[0],
+        row = {"target": f"{platform}:{partition}+{environ}", "origin": origin, "case": case.split(" %repeat=")[0],
                "metric": metric, "median": group["value"].median(), "min": group["value"].min(),
                "max": group["value"].max(), "n": len(group), "unit": group["unit"].iloc[0],
                "reference": f"{format_number(ref.iloc[0])}{bounds}" if not ref.empty else "none (explore)",

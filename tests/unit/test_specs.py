@@ -101,3 +101,20 @@ def test_bad_bibliography_names_file_and_field(tmp_path):
     with pytest.raises(InputError) as err:
         bibliography(path)
     assert str(err.value).startswith(f"{path}: x2020.doi:") and "\n" not in str(err.value)
+
+
+def test_environments_default_first_in_quick_all_in_full_unless_the_spec_says():
+    """Which MPIs an experiment runs under: a second MPI doubles the quick suite, so quick uses the
+    partition's first unless the profile asks (RMA-MT compares MPIs); STREAM makes no MPI call."""
+    specs = {s.name: s for s in all_specs()}
+    assert specs["congestion"].environments("quick")[0] == "first"
+    assert specs["congestion"].environments("full")[0] == "all"
+    assert specs["rma-mt"].environments("quick")[0] == "all"
+    which, why = specs["stream"].environments("full")
+    assert which == "first" and "MPI" in why
+
+
+def test_an_unknown_environments_choice_is_refused(tmp_path):
+    path = write_variant(tmp_path, lambda d: d["profiles"]["quick"].update(environments="both"))
+    with pytest.raises(InputError, match=r"profiles\.quick\.environments"):
+        load_spec_file(path)

@@ -1,0 +1,45 @@
+"""One placement, said in each MPI's own mpirun words (reframe-tests/xtlib/launch.py): Open MPI's
+--map-by/--max-vm-size/-x, MPICH Hydra's -ppn/-hosts (Hydra forwards the whole environment)."""
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from xt_testing import REPO
+
+sys.path.insert(0, str(REPO / "reframe-tests"))
+from xtlib.launch import mpirun_hosts, mpirun_options  # noqa: E402
+
+
+def fake_test(mpi, env_vars=None, cpus=2):
+    return SimpleNamespace(current_environ=SimpleNamespace(name=f"gnu-{mpi}", extras={"mpi": mpi}),
+                           current_partition=SimpleNamespace(processor=SimpleNamespace(num_cpus=cpus),
+                                                             local_env=SimpleNamespace(env_vars=env_vars or {})))
+
+
+@pytest.mark.parametrize("args, openmpi, mpich", [
+    ({}, ["--bind-to", "none"], ["-bind-to", "none"]),
+    ({"map_by": "node"}, ["--bind-to", "none", "--map-by", "node"], ["-bind-to", "none", "-ppn", "1"]),
+    ({"map_by": "slot"}, ["--bind-to", "none", "--map-by", "slot"], ["-bind-to", "none", "-ppn", "2"]),
+    ({"map_by": 3}, ["--bind-to", "none", "--map-by", "ppr:3:node"], ["-bind-to", "none", "-ppn", "3"]),
+    ({"export": ["UCX_TLS"]}, ["--bind-to", "none", "-x", "UCX_TLS"], ["-bind-to", "none"]),
+])
+def test_each_mpi_gets_its_own_words(args, openmpi, mpich):
+    assert mpirun_options(fake_test("openmpi"), **args) == openmpi
+    assert mpirun_options(fake_test("mpich"), **args) == mpich
+
+
+def test_the_first_nodes_come_from_either_hostfile(tmp_path):
+    hydra = tmp_path / "hostfile-mpich"
+    hydra.write_text("n1:1\nn2:1\nn3:1\n")
+    ompi = tmp_path / "hostfile"
+    ompi.write_text("n1 slots=2\nn2 slots=2\n")
+    test = fake_test("mpich", {"HYDRA_HOST_FILE": str(hydra)})
+    assert mpirun_options(test, "node", nodes=2) == ["-bind-to", "none", "-ppn", "1", "-hosts", "n1,n2"]
+    assert mpirun_hosts(fake_test("openmpi", {"OMPI_MCA_orte_default_hostfile": str(ompi)})) == (["n1", "n2"], None)
+    assert mpirun_options(fake_test("openmpi"), "slot", nodes=2)[-2:] == ["--max-vm-size", "2"]
+
+
+def test_mpich_cannot_place_on_the_first_nodes_without_a_hostfile():
+    with pytest.raises(ValueError, match="no mpirun hostfile"):
+        mpirun_options(fake_test("mpich"), "node", nodes=2)
