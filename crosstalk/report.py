@@ -61,13 +61,15 @@ def _user_first(rows):
 
 
 def experiment_table(perf):
-    """One row per platform (system and host class, examples apart), partition, case and metric;
-    a case's repeats collapse into the row of its first repeat. Whole-column operations: a page of
-    100 000 rows takes a fraction of a second, not a Python loop per group."""
+    """One row per platform (system and host class, examples apart), partition, environment, case
+    and metric, over all of the case's repeats (median, range and n of every sample; failed if any
+    repeat failed). Whole-column operations: a page of 100 000 rows takes a fraction of a second,
+    not a Python loop per group."""
     keys = ["platform", "origin", "partition", "environ", "case", "metric"]
     if perf.empty:
         return []
-    perf = perf.assign(environ=perf["environ"].fillna("-"))
+    perf = perf.assign(environ=perf["environ"].fillna("-"),
+                       case=perf["case"].str.split(" %repeat=").str[0])
     grouped = perf.groupby(keys, sort=True)
     table = grouped["value"].agg(["median", "min", "max", "size"]).rename(columns={"size": "n"})
     table["ref_value"] = grouped["ref_value"].first()          # the first reference given
@@ -76,8 +78,6 @@ def experiment_table(perf):
     first = perf.dropna(subset=keys).drop_duplicates(keys).set_index(keys)
     table = table.join(first[["unit", "ref_lower", "ref_upper"]]).reset_index()
     table["target"] = table["platform"] + ":" + table["partition"] + "+" + table["environ"]
-    table["case"] = table["case"].str.split(" %repeat=").str[0]
-    table = table.drop_duplicates(["target", "case", "metric"])     # repeats: the first one
     rows = [{"target": r.target, "origin": r.origin, "case": r.case, "metric": r.metric,
              "median": r.median, "min": r.min, "max": r.max, "n": int(r.n), "unit": r.unit,
              "reference": _reference_text(r.ref_value, r.ref_lower, r.ref_upper),

@@ -1,5 +1,6 @@
 """The report's per-case table, computed on whole columns, equals the plain per-group reading of
-the tidy table (the way it was computed before, kept here as the oracle)."""
+the tidy table (a loop over groups, kept here as the oracle), and a hand-written case with repeats
+(written from the raw rows, not from either computation)."""
 import math
 import tempfile
 from pathlib import Path
@@ -14,7 +15,7 @@ from crosstalk.report import experiment_table, format_number
 
 def per_group_table(perf):
     rows, seen = [], set()
-    perf = perf.assign(environ=perf["environ"].fillna("-"))
+    perf = perf.assign(environ=perf["environ"].fillna("-"), case=perf["case"].str.split(" %repeat=").str[0])
     for (platform, origin, partition, environ, case, metric), group in perf.groupby(
             ["platform", "origin", "partition", "environ", "case", "metric"], sort=True):
         ref = group["ref_value"].dropna()
@@ -72,3 +73,20 @@ def test_no_rows_no_table():
     assert experiment_table(pd.DataFrame(columns=["platform", "origin", "partition", "case", "metric",
                                                   "value", "unit", "result", "ref_value", "ref_lower",
                                                   "ref_upper"])) == []
+
+
+def test_every_repeat_of_a_case_counts():
+    """Two repeats of one case, 1 and 999, the second failed: one row over both (median 500, n 2,
+    failed). The table once kept the first repeat's row only (median 1, n 1, pass)."""
+    base = {"platform": "p", "origin": "user", "partition": "mpi", "environ": "gnu-openmpi",
+            "metric": "bandwidth", "unit": "MiB/s", "ref_value": float("nan"),
+            "ref_lower": float("nan"), "ref_upper": float("nan")}
+    perf = pd.DataFrame([{**base, "case": "RmaMt %op=put %repeat=0", "value": 1.0, "result": "pass"},
+                         {**base, "case": "RmaMt %op=put %repeat=1", "value": 999.0, "result": "fail"},
+                         {**base, "case": "RmaMt %op=get %repeat=0", "value": 7.0, "result": "pass"}])
+    rows = {r["case"]: r for r in experiment_table(perf)}
+    assert set(rows) == {"RmaMt %op=put", "RmaMt %op=get"}
+    put = rows["RmaMt %op=put"]
+    assert (put["median"], put["min"], put["max"], put["n"], put["result"]) == (500.0, 1.0, 999.0, 2, "fail")
+    get = rows["RmaMt %op=get"]
+    assert (get["median"], get["n"], get["result"]) == (7.0, 1, "pass")
