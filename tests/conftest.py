@@ -5,6 +5,21 @@ from vcluster_fixtures import vcluster  # noqa: F401  (session-scoped shared clu
 from xt_testing import REPO, tool_env
 
 
+#: Fixtures that bring up or use a virtual cluster: a test that asks for one is in the cluster tier.
+CLUSTER_FIXTURES = {"vcluster", "isolated"}
+
+
+@pytest.hookimpl(tryfirst=True)   # before -m selects on the markers
+def pytest_collection_modifyitems(items):
+    """Tiers (docs/testing.md): ``cluster`` for tests on a virtual cluster, ``slow`` as marked,
+    ``fast`` for every other test, so that a new test is fast unless it says otherwise."""
+    for item in items:
+        if CLUSTER_FIXTURES & set(item.fixturenames) and not item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.cluster)
+        if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
+            item.add_marker(pytest.mark.fast)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def explore_mode(tmp_path_factory):
     """Experiments under test run in explore mode: they check physics, not this machine's

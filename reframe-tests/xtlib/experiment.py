@@ -57,6 +57,16 @@ class XtExperiment(rfm.RegressionTestPlugin):
                      f"runs under {first} only: {why}")
 
     @run_before("run")
+    def wait_for_the_step_when_cancelled(self):
+        """ReFrame's local scheduler SIGTERMs the job's process group at the time limit and SIGKILLs
+        the group as soon as the job script exits. mpirun's ranks have process groups of their own:
+        a script that died at once (measured: at 2 polls a second, a timed-out xt-stream ran on for
+        hours) left them running. The script's trap runs after its step exits, so mpirun gets the
+        grace period to stop its ranks."""
+        if self.job.scheduler.registered_name == "local":
+            self.prerun_cmds = ["trap 'exit 143' TERM", *self.prerun_cmds]
+
+    @run_before("run")
     def run_in_container(self):
         """Partitions whose kernels come from the image run the measured step inside it."""
         image = container_image(self)

@@ -10,6 +10,9 @@ import pytest
 
 from xt_bench import BENCH_SRC
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 ENV = {"ASAN_OPTIONS": "detect_leaks=1", "PATH": "/usr/bin:/bin"}
 

@@ -12,6 +12,9 @@ import pytest
 
 from xt_bench import json_lines, mpirun_cmd
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 KERNEL = "xt-congestion"
 CANARIES = {"rr_lat": ("latency", "us"), "rr_bw_sync": ("bandwidth", "MiB/s/rank"),
             "allreduce": ("latency", "us")}
@@ -175,7 +178,7 @@ def shaped_cluster():
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 @pytest.mark.slow
 def test_congestors_sharing_shaped_links_slow_the_canary(bench_bin, shaped_cluster):
     """8 ranks on 4 nodes (2 per node, mapped by node), each rank its own GPCNeT 'node': the 2

@@ -35,6 +35,9 @@ import pytest
 
 from xt_bench import BENCH_SRC
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 PWNED = "/tmp/xt-fuzz-pwned"
 RUN_TIMEOUT = 30   # one process: a bad value exits at once; an accepted one pays MPI singleton init
 VALID_LIMIT = 45   # an accepted value, re-run under mpirun with the QUICK arguments

@@ -11,6 +11,9 @@ import pytest
 
 from xt_bench import REPO, json_lines, mpirun_cmd, results
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 KERNEL = "xt-hpccg"
 UPSTREAM = REPO / "tests" / "fixtures" / "upstream" / "hpccg" / "hpccg_np2_local_40x40x40.stdout.txt"
 

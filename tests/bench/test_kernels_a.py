@@ -11,6 +11,9 @@ import pytest
 
 from xt_bench import json_lines, mpirun_cmd, results
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 KERNELS = ["xt-stream", "xt-inject", "xt-impactb", "xt-compressionb"]
 TIMEOUT = 60
 

@@ -14,6 +14,9 @@ import pytest
 from crosstalk import mpich
 from xt_bench import build_bench, json_lines, mpirun_cmd
 
+#: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
+pytestmark = pytest.mark.slow
+
 KERNEL = "xt-rmamt"
 UCX_ENV = {
     "OMPI_MCA_osc": "ucx",
@@ -173,7 +176,7 @@ def rma_cluster():
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 @pytest.mark.parametrize("op,sync", [("put", "fence"), ("get", "lock_all")])
 def test_bandwidth_follows_shaped_link(bench_bin, rma_cluster, op, sync):
     """Across nodes (UCX over TCP on eth0), 2 threads: large-message RMA bandwidth reaches the

@@ -131,7 +131,7 @@ def test_report_draws_the_casas_figures(local_run):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_impactb_latency_rises_under_compressionb_on_the_vcluster(vcluster, run_env):
     results = tempfile.mkdtemp(prefix="active-probing-vc-", dir=REPO / "build")
     env = dict(run_env, CROSSTALK_RESULTS_DIR=results)

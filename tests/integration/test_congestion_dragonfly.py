@@ -14,7 +14,7 @@ from crosstalk.hostclass import from_provenance
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY
 
-pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
 
 

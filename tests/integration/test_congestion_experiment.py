@@ -50,7 +50,7 @@ def _samples(perf, metric, test="CongestionCanary", **params):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_every_case_passed_three_times(congestion_run):
     _, _, perf, cases, _ = congestion_run
     ran = [c for c in cases if c["result"] == "pass"]
@@ -59,7 +59,7 @@ def test_every_case_passed_three_times(congestion_run):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_canaries_slower_under_incast(congestion_run):
     """Physics: the incast fills the shaped ingress link of a canary host; canary messages into it
     queue behind the congestors' packets (and small ones wait for TCP retransmission timeouts).
@@ -99,14 +99,14 @@ def check_impacts(perf, expected_cases):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_impacts_follow_from_the_reported_values(congestion_run):
     _, _, perf, _, _ = congestion_run
     check_impacts(perf, 3)
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_victim_slower_under_incast(congestion_run):
     _, _, perf, cases, _ = congestion_run
     if shutil.which("lmp") is None:
@@ -122,7 +122,7 @@ def test_victim_slower_under_incast(congestion_run):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_report_draws_the_gpcnet_figures(congestion_run):
     results, _, _, _, env = congestion_run
     proc = subprocess.run([venv_tool("crosstalk"), "report", "--systems", "vcluster"], capture_output=True,

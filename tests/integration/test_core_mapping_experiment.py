@@ -18,7 +18,7 @@ from vcluster_fixtures import REPO, vcluster  # noqa: F401
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk.ingest import load_run
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

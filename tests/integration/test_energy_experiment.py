@@ -18,7 +18,7 @@ from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
 
 

@@ -86,7 +86,7 @@ def _concretised_cases(vc, env):
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):  # noqa: F811
     skip_unless_root()
     results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
@@ -139,7 +139,7 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
 
 
 @pytest.mark.root
-@pytest.mark.vcluster
+@pytest.mark.cluster
 def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):  # noqa: F811
     """Two runs on one virtual cluster would measure each other: the second is refused, in one
     line naming the first, and leaves no run directory."""

@@ -18,7 +18,7 @@ from vcluster_fixtures import INVENTORY, REPO, skip_unless_root, vcluster  # noq
 from xt_testing import venv_tool
 from crosstalk.ingest import collect, load_run
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 def crosstalk(*args, env, timeout=1500):
@@ -53,7 +53,10 @@ def foreign(run_env_module, request):
 @pytest.fixture(scope="module")
 def explore_run(foreign):
     work, env, _ = foreign
-    proc = crosstalk("run", "--system", "vcluster", "-e", "stream,congestion,active-probing", "--",
+    # The mpirun partition only: the Slurm one runs the same canary case three times in
+    # test_congestion_experiment, and the gate test below runs STREAM on both.
+    proc = crosstalk("run", "--system", "vcluster", "-e", "stream,congestion,active-probing",
+                     "--partition", "mpi", "--",
                      "-n", "^(StreamTriad|CongestionCanary%congestors=p2p_incast|"
                            "ActiveProbing%load=compressionb:3-4-0)", env=env)
     return proc, only_run(work / "results", "vcluster")

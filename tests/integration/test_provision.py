@@ -7,6 +7,9 @@ import pytest
 
 from xt_testing import REPO, venv_tool
 
+#: The real provisioning playbook (apt), up to 15 minutes on a fresh machine.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="installs system packages: needs root")
 def test_second_provision_run_changes_nothing(run_env):

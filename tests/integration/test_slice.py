@@ -73,7 +73,9 @@ def test_calibrated_references_pass_and_impossible_ones_fail_in_gate_mode(stream
     assert cal.stdout.split() == [ref_file]
     refs = yaml.safe_load(open(ref_file))
     assert str(stream_run) in json.dumps(refs["crosstalk_calibration"])
-    entry = refs["StreamTriad"]["local:default"][1]["triad_bw"]
+    # indexed by $partition, $environ (each MPI its own reference), then the test's parameters
+    (by_threads,) = refs["StreamTriad"]["local:default"].values()
+    entry = by_threads[1]["triad_bw"]
     assert entry[0] > 100 and entry[1] < 0 and entry[3] == "MB/s"
 
     # Gate with calibrated references: a second run passes (tolerance covers run-to-run noise).
@@ -81,7 +83,7 @@ def test_calibrated_references_pass_and_impossible_ones_fail_in_gate_mode(stream
     assert ok.returncode == 0, ok.stdout[-2000:]
 
     # An impossible reference (100x the measured bandwidth, 5 % tolerance) must fail the gate.
-    for threads in refs["StreamTriad"]["local:default"].values():
+    for threads in by_threads.values():
         threads["triad_bw"][0] *= 100
     with open(ref_file, "w") as fp:
         yaml.safe_dump(refs, fp)

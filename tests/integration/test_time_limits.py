@@ -18,7 +18,7 @@ from xt_testing import OPEN_MPI_ONLY, venv_tool
 from crosstalk import leftovers
 from crosstalk.ingest import load_run
 
-pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 
 
 def _hanging_stream_spec(directory):

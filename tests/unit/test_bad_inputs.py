@@ -6,7 +6,8 @@ stderr that names the file (or argument) and the field: no traceback, no second 
 in HOME, TMPDIR or the references directory, no file a shell metacharacter could have created, and
 the checkout untouched (git status of what the commands read or could write, and the corpus itself).
 Result files sit beside a committed good run, which must still be collected. The cases run in
-parallel (a few at a time) once per module; ``crosstalk report`` (the whole workflow) runs once.
+parallel (a few at a time) once per module; the cases that run the whole workflow (``crosstalk
+report``) are a group of their own, in the slow tier.
 Cases marked ``xfail`` in cases.yaml are known defects, listed with the reason."""
 import concurrent.futures
 import os
@@ -169,25 +170,42 @@ def _pwned():
     return {p for pattern in PWNED for p in glob.glob(pattern)}
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    """Every case's Outcome, plus the repository's state before and after."""
+def _group(case):
+    """``workflow`` for the cases that run the whole Snakemake workflow (slow tier), else ``quick``."""
+    return "workflow" if case.get("workflow") else "quick"
+
+
+def _run_group(group, root):
+    """Every case of ``group``'s Outcome, plus the repository's state before and after."""
     before = {"git": _git_status(), "pwned": _pwned(), "corpus": _corpus_digest()}
-    root = tmp_path_factory.mktemp("bad-inputs")
-    # The slow ones first, so that they overlap the many quick ones.
-    order = sorted(ALL, key=lambda c: c["argv"][0] != "report")
+    cases = [c for c in ALL if _group(c) == group]
     with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
         futures = {c["id"] + ("" if c["kind"] == "cases" else " (tolerated)"):
-                   pool.submit(run_case, c, root / f"{i:03d}") for i, c in enumerate(order)}
+                   pool.submit(run_case, c, root / f"{i:03d}") for i, c in enumerate(cases)}
         results = {key: f.result() for key, f in futures.items()}
     results["_repo"] = (before, {"git": _git_status(), "pwned": _pwned(), "corpus": _corpus_digest()})
     return results
 
 
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """``outcomes(group)``: the group's cases, run once per module when first asked for."""
+    done = {}
+
+    def of(group):
+        if group not in done:
+            done[group] = _run_group(group, tmp_path_factory.mktemp(f"bad-inputs-{group}"))
+        return done[group]
+    return of
+
+
+def _marks(case):
+    marks = [pytest.mark.xfail(reason=case["xfail"], strict=True)] if case.get("xfail") else []
+    return marks + ([pytest.mark.slow] if _group(case) == "workflow" else [])
+
+
 def _params(kind):
-    return [pytest.param(case, id=case["id"], marks=[pytest.mark.xfail(reason=case["xfail"], strict=True)]
-                         if case.get("xfail") else [])
-            for case in _expand(kind)]
+    return [pytest.param(case, id=case["id"], marks=_marks(case)) for case in _expand(kind)]
 
 
 def describe(out):
@@ -203,7 +221,7 @@ def check_clean(case, out):
 
 @pytest.mark.parametrize("case", _params("cases"))
 def test_bad_input_is_one_line_naming_file_and_field(case, outcomes):
-    out = outcomes[case["id"]]
+    out = outcomes(_group(case))[case["id"]]
     assert "Traceback" not in out.stderr + out.stdout, describe(out)
     assert out.returncode == 2, describe(out)
     lines = out.stderr.splitlines()
@@ -216,13 +234,14 @@ def test_bad_input_is_one_line_naming_file_and_field(case, outcomes):
 
 @pytest.mark.parametrize("case", _params("tolerated"))
 def test_tolerated_input_is_collected(case, outcomes):
-    out = outcomes[case["id"] + " (tolerated)"]
+    out = outcomes(_group(case))[case["id"] + " (tolerated)"]
     assert out.returncode == 0 and not out.stderr, describe(out)
     check_clean(case, out)
 
 
-def test_nothing_outside_the_cases_changed(outcomes):
-    before, after = outcomes["_repo"]
+@pytest.mark.parametrize("group", ["quick", pytest.param("workflow", marks=pytest.mark.slow)])
+def test_nothing_outside_the_cases_changed(outcomes, group):
+    before, after = outcomes(group)["_repo"]
     assert not after["pwned"] - before["pwned"], "a shell metacharacter was run"
     assert after["corpus"] == before["corpus"], "a case changed the corpus"
     if before["git"] is None:

@@ -14,7 +14,7 @@ from crosstalk.vcluster.linkbench import iperf_flows
 from vcluster_fixtures import INVENTORY, skip_unless_root
 from xt_testing import venv_tool
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
 #: A machine whose ratio this kind of host reaches with links of 500 Mbit/s (a few % of a core).
 MACHINE = "groves2017-sandy-bridge-x2-fdr-offload"   # 6.8 GB/s FDR over 85.3 GB/s: 0.080 B/B
 

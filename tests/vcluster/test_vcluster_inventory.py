@@ -8,7 +8,7 @@ from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.vcluster import VCluster, format_rate, parse_rate, tbf_burst
 from vcluster_fixtures import INVENTORY
 
-pytestmark = [pytest.mark.vcluster]
+# Inventory reading only: no cluster is brought up (fast tier).
 
 
 def test_default_inventory():

@@ -13,7 +13,7 @@ import pytest
 from vcluster_fixtures import (  # noqa: F401
     INVENTORY, REPO, compile_mpi, isolated, pingpong_src, skip_unless_root)
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
 ISO = ["--name", "vclt", "--subnet", "198.19.0.0/24"]
 PY = str(Path(sys.executable).parent / "python")
 

@@ -10,7 +10,7 @@ import pytest
 from crosstalk import mpich
 from vcluster_fixtures import INVENTORY, compile_mpi, pingpong_src, reframe_on_login, vcluster  # noqa: F401
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

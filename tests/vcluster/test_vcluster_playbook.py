@@ -9,7 +9,7 @@ import pytest
 
 from vcluster_fixtures import REPO, skip_unless_root
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
 VENV_BIN = Path(sys.executable).parent
 ARGS = json.dumps({"vcluster_args": ["--name", "vclp", "--subnet", "198.19.2.0/24"]})
 

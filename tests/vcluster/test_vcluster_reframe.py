@@ -3,7 +3,7 @@ import pytest
 
 from vcluster_fixtures import reframe_on_login, vcluster  # noqa: F401
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("partition", ["slurm", "mpi"])

@@ -9,7 +9,7 @@ import pytest
 
 from vcluster_fixtures import compile_mpi, pingpong_src, vcluster  # noqa: F401
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
 VENV_BIN = Path(sys.executable).parent
 
 

@@ -1,6 +1,7 @@
-"""Routed topologies on a private cluster (name vctopo, 198.19.10.0/24): traffic takes the minimal
-route (tc counters rise on exactly the links of the path) and an oversubscribed fat-tree uplink caps
-what crosses it. Real namespaces, tbf and iperf3 flows."""
+"""Routed topologies on private clusters (a Dragonfly vctopo, 198.19.10.0/24, and fat trees vctopf,
+198.19.13.0/24: apart, so that either test may run first): traffic takes the minimal route (tc
+counters rise on exactly the links of the path) and an oversubscribed fat-tree uplink caps what
+crosses it. Real namespaces, tbf and iperf3 flows."""
 import subprocess
 from pathlib import Path
 
@@ -9,14 +10,15 @@ import pytest
 from crosstalk.vcluster.linkbench import iperf_flows
 from vcluster_fixtures import INVENTORY, skip_unless_root
 
-pytestmark = [pytest.mark.root, pytest.mark.vcluster]
+pytestmark = [pytest.mark.root, pytest.mark.cluster]
 NAME, SUBNET = "vctopo", "198.19.10.0/24"
+FATTREE_NAME, FATTREE_SUBNET = "vctopf", "198.19.13.0/24"
 MIB = 1024 * 1024
 
 
-def _cluster(**settings):
+def _cluster(name=NAME, subnet=SUBNET, **settings):
     from crosstalk.vcluster import VCluster
-    return VCluster.from_inventory(INVENTORY, name=NAME, subnet=SUBNET, **settings)
+    return VCluster.from_inventory(INVENTORY, name=name, subnet=subnet, **settings)
 
 
 def _root_forwarding():
@@ -75,7 +77,8 @@ def test_oversubscribed_uplink_caps_the_traffic_between_leaves():
     aggregate = {}
     try:
         for oversub in (2, 1):
-            vc = _cluster(nodes=4, topology=f"fattree:leaves=2,spines=1,oversub={oversub}", link_rate="100mbit")
+            vc = _cluster(FATTREE_NAME, FATTREE_SUBNET, nodes=4, link_rate="100mbit",
+                          topology=f"fattree:leaves=2,spines=1,oversub={oversub}")
             vc.up()
             (uplink,) = {link.rate_bps for link in vc.topology.links}
             assert uplink == 200_000_000 // oversub
