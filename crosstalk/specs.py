@@ -2,6 +2,7 @@
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -126,6 +127,11 @@ def _field(error):
     return path or "(top level)"
 
 
+#: Cases one profile may ask for (the shipped full profiles ask for at most a few hundred): a typo
+#: such as ``repeats: 1000000000`` is refused before ReFrame tries to generate them.
+MAX_CASES = 10_000
+
+
 def load_spec_file(path):
     path = Path(path)
     try:
@@ -148,6 +154,11 @@ def load_spec_file(path):
         err = jsonschema.exceptions.best_match(errors)
         raise InputError(path, _field(err), err.message)
     _check_words(path, data)
+    for name, profile in data["profiles"].items():
+        cases = math.prod(len(v) for v in profile["parameters"].values()) * profile.get("repeats", 1)
+        if cases > MAX_CASES:
+            raise InputError(path, f"profiles.{name}", f"{cases} cases (parameter values x repeats); "
+                                                        f"at most {MAX_CASES} per profile")
     if data["name"] != path.stem:
         raise InputError(path, "name", f"{data['name']!r} must equal the file name {path.stem!r}")
     papers = bibliography()

@@ -56,9 +56,9 @@ def vcluster():
         vc.down()
 
 
-def reframe_on_login(vc, work, check, args):
-    """ReFrame on the login node n1 with the inventory's rendered config, the run under ``work`` (in
-    the cluster's shared dir): returns ReFrame's JSON report."""
+def reframe_on_login(vc, work, checks, args):
+    """ReFrame on the login node n1 with the inventory's rendered config, the run and its stage
+    under ``work`` (in the cluster's shared dir): returns ReFrame's JSON report."""
     import json
     import sys
     from crosstalk.configrender import render
@@ -66,11 +66,24 @@ def reframe_on_login(vc, work, check, args):
     run_dir = work / "run"
     run_dir.mkdir(parents=True, exist_ok=True)     # ReFrame does not create its log dir
     out = vc.exec("n1", [str(Path(sys.executable).parent / "reframe"), "-C", str(config),
-                         "-c", str(REPO / "reframe-tests" / check), *args, "-r"],
+                         *[w for check in checks for w in ("-c", str(REPO / "reframe-tests" / check))],
+                         *args, "-r"],
                   cwd=str(REPO), capture_output=True, text=True, timeout=600,
-                  env={**os.environ, "CROSSTALK_RUN_DIR": str(run_dir), "CROSSTALK_PROFILE": "quick"})
+                  env={**os.environ, "CROSSTALK_RUN_DIR": str(run_dir), "CROSSTALK_PROFILE": "quick",
+                       "CROSSTALK_STAGE_DIR": str(work / "stage")})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     return json.loads((run_dir / "report.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def login_report(vcluster):
+    """One plain ReFrame session on the login node, both partitions and both MPIs: the STREAM
+    slice and one RMA-MT case (read by test_vcluster_reframe and test_vcluster_mpich, which once ran
+    four sessions of it)."""
+    work = vcluster.shared_dir / f"rfm-login-{uuid.uuid4().hex[:8]}"
+    yield reframe_on_login(vcluster, work, ["stream.py", "rma_mt.py"],
+                           ["--system", "vcluster", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=fence%threads=2"])
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def compile_mpi(vc, src, name, mpicc="mpicc"):
