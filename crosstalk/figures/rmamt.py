@@ -52,16 +52,21 @@ def rmamt_mpis(perf, systems):
         for ax in axes.flat:
             no_data(ax, "RMA-MT")
     else:
-        failed = perf[(perf.experiment == "rma-mt") & (perf.result == "fail")]
+        environs = sorted(cases["environ"].fillna("-").unique())
+        syncs = sorted(cases["sync"].unique())
+        colour = {sync: f"C{i % 10}" for i, sync in enumerate(syncs)}          # colour: synchronisation
+        places = sorted(set(zip(cases["platform"], cases["partition"])))
+        marker = {place: "osD^v<>"[i % 7] for i, place in enumerate(places)}  # marker: platform:partition
         for row, op in zip(axes, ops):
-            for (system, partition, environ, sync), part in cases[cases.op == op].groupby(
-                    ["system", "partition", "environ", "sync"]):
+            for (platform, partition, environ, sync), part in cases[cases.op == op].groupby(
+                    ["platform", "partition", "environ", "sync"]):
                 medians = part.groupby("threads")[[m for m, _ in MPI_PANELS if m in part]].median().reset_index()
-                style = "-" if environ == sorted(cases["environ"].unique())[0] else "--"
                 for ax, (metric, _) in zip(row, MPI_PANELS):
                     if metric in medians:
-                        ax.plot(medians["threads"], medians[metric], style, marker="o",
-                                label=f"{system}:{partition} {environ} {sync}")
+                        ax.plot(medians["threads"], medians[metric], color=colour[sync],
+                                marker=marker[(platform, partition)],
+                                linestyle="-" if environ == environs[0] else "--",   # style: MPI
+                                label=f"{platform}:{partition} {environ} {sync}")
             for ax, (metric, label) in zip(row, MPI_PANELS):
                 ax.set_title(f"{op}: {metric.replace('_', ' ')}", fontsize=9)
                 ax.set_xlabel("Threads")
@@ -69,17 +74,33 @@ def rmamt_mpis(perf, systems):
                 ax.set_xscale("log", base=2)
                 ax.grid(alpha=0.3)
                 ax.set_ylim(bottom=0)
-            row[0].legend(fontsize=6, ncol=2)
+        # failures of the drawn platforms only (a shipped example is another machine's)
+        drawn = perf[(perf.experiment == "rma-mt") & perf["platform"].isin(cases["platform"].unique())]
+
         def n_cases(df):
-            return len(df[["system", "partition", "case"]].drop_duplicates())
-        counts = [f"{env}: {n_cases(failed[failed.environ == env])} failed of "
-                  f"{n_cases(cases[cases.environ == env])} cases" for env in sorted(cases["environ"].unique())]
-        fig.suptitle("; ".join(counts), fontsize=9)
+            return len(df[["partition", "case"]].drop_duplicates())
+        counts = []
+        for (platform, environ), ran in cases.groupby(["platform", cases["environ"].fillna("-")]):
+            failed = drawn[(drawn.platform == platform) & (drawn.environ.fillna("-") == environ)
+                           & (drawn.result == "fail")]
+            counts.append(f"{platform} {environ}: {n_cases(failed)} of {n_cases(ran)} cases failed")
+        fig.suptitle("; ".join(counts), fontsize=8)
+        # one legend below the panels (in a panel it hid the data and squeezed the first column)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        rows = -(-len(labels) // 3)
+        fig.set_figheight(fig.get_figheight() + 0.17 * rows + 0.3)
+        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, (0.17 * rows + 0.3) / fig.get_figheight(), 1, 0.97))
+        return fig, _mpis_caption(paper, citation)
+    fig.tight_layout()
+    return fig, _mpis_caption(paper, citation)
+
+
+def _mpis_caption(paper, citation):
     quotes = [f"{r.mpi} {r.metric} {r.sync} t={r.threads}: {r.value:g} {r.unit} ({r.source})"
               for r in paper.itertuples()]
-    fig.tight_layout()
-    return fig, ("RMA-MT under each MPI implementation of the system (solid: the first environment, dashed: "
-                 "the other), per operation and synchronisation: bandwidth at the largest size, message rate "
+    return ("RMA-MT under each MPI implementation of the system (colour: synchronisation; solid: the first "
+                 "environment, dashed: the other; marker: platform and partition), per operation: bandwidth at the largest size, message rate "
                  "at the smallest and median latency per epoch, by thread count; failed cases counted above. "
                  "Groves measured MVAPICH (an MPICH derivative) and Open MPI on Skybridge (QDR InfiniBand) and "
                  "cautions against comparing the two directly; the paper's points: " + "; ".join(quotes)
