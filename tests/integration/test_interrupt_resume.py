@@ -29,6 +29,9 @@ from crosstalk.ingest import load_run
 pytestmark = pytest.mark.slow
 #: Seconds for a job to show up; the quick congestion profile reaches its first kernel in ~20 s.
 JOB_WAIT = 300
+#: The canary cases only: xt-congestion on shaped links on both partitions is what an interrupt
+#: must clean up (jobs, processes, link shaping); the LAMMPS victims added a minute of resume.
+CANARIES = ("-n", "^CongestionCanary")
 
 
 def _start(argv, env, log):
@@ -78,7 +81,7 @@ def _assert_clean(vc, run_dir, stage_root):
 def _concretised_cases(vc, env):
     """``{(test case, partition)}`` ReFrame would run for this spec on both partitions."""
     argv = [venv_tool("reframe"), "-C", str(REPO / "reframe-tests/config/vcluster.yaml"),
-            "-c", str(REPO / "reframe-tests/congestion.py"), "--system", "vcluster", "-lC"]
+            "-c", str(REPO / "reframe-tests/congestion.py"), "--system", "vcluster", *CANARIES, "-lC"]
     out = vc.exec(vc.nodes[0], argv, env=env, cwd=str(REPO), capture_output=True, text=True,
                   timeout=120).stdout
     return {(m["name"], m["part"]) for m in
@@ -95,8 +98,8 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
     try:
         log1 = tmp_path / "run.log"
         with open(log1, "w") as log:
-            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY],
-                          env, log)
+            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY,
+                           *CANARIES], env, log)
             deadline = time.monotonic() + 120
             while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
                 time.sleep(0.2)
