@@ -24,6 +24,20 @@ def platform_of(system, host_class, origin="user"):
     """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
     return f"{system}@{host_class}" + (" (example)" if origin == "example" else "")
 
+
+#: How a case without a recorded programming environment reads in labels.
+NO_ENVIRON = "-"
+
+
+def target_of(platform, partition, environ):
+    """The label of a series: ReFrame's ``system:partition+environ`` with the platform for the
+    system (``vcluster@81abe5a2 (example):mpi+gnu-openmpi``). Strings or pandas columns."""
+    if isinstance(environ, pd.Series):
+        environ = environ.fillna(NO_ENVIRON)
+    elif not isinstance(environ, str):
+        environ = NO_ENVIRON
+    return platform + ":" + partition + "+" + environ
+
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
 #: session within the run (``--reruns N`` adds N sessions), ``sample`` the ordinal of the case's
 #: result within the run (also distinguishes ``--repeat`` copies).

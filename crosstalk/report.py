@@ -17,7 +17,7 @@ from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
 from crosstalk.systemfacts import topology_of
 from crosstalk.vcluster.balance import describe as describe_balance
-from crosstalk.ingest import load_provenance, platform_of
+from crosstalk.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.proc import run
 from crosstalk.specs import all_specs
 
@@ -68,7 +68,7 @@ def experiment_table(perf):
     keys = ["platform", "origin", "partition", "environ", "case", "metric"]
     if perf.empty:
         return []
-    perf = perf.assign(environ=perf["environ"].fillna("-"),
+    perf = perf.assign(environ=perf["environ"].fillna(NO_ENVIRON),
                        case=perf["case"].str.split(" %repeat=").str[0])
     grouped = perf.groupby(keys, sort=True)
     table = grouped["value"].agg(["median", "min", "max", "size"]).rename(columns={"size": "n"})
@@ -77,7 +77,7 @@ def experiment_table(perf):
     # unit and bounds of each group's first row (groupby's "first" would skip missing values)
     first = perf.dropna(subset=keys).drop_duplicates(keys).set_index(keys)
     table = table.join(first[["unit", "ref_lower", "ref_upper"]]).reset_index()
-    table["target"] = table["platform"] + ":" + table["partition"] + "+" + table["environ"]
+    table["target"] = target_of(table["platform"], table["partition"], table["environ"])
     rows = [{"target": r.target, "origin": r.origin, "case": r.case, "metric": r.metric,
              "median": r.median, "min": r.min, "max": r.max, "n": int(r.n), "unit": r.unit,
              "reference": _reference_text(r.ref_value, r.ref_lower, r.ref_upper),
@@ -166,7 +166,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
             "figures": [{**fig, "png": f"{rel}/{fig['id']}.png", "svg": f"{rel}/{fig['id']}.svg",
                          "caption": captions.get(fig["id"], "")} for fig in spec.data.get("figures", [])],
             "table": experiment_table(exp_perf),
-            "not_run": _user_first({"target": f"{c.platform}:{c.partition}+{c.environ}", "origin": c.origin,
+            "not_run": _user_first({"target": target_of(c.platform, c.partition, c.environ), "origin": c.origin,
                                     "case": c.case, "result": c.result, "reason": c.reason}
                                    for c in exp_cases.itertuples()),
         })

@@ -9,8 +9,8 @@ VENV_BIN = Path(sys.executable).parent
 
 
 #: ReFrame arguments that keep an experiment's integration test to Open MPI: the test is about the
-#: experiment, and a second MPI would double its time in CI (MPICH has its own tests,
-#: tests/vcluster/test_vcluster_mpich.py, and the portability test runs both).
+#: experiment, and its assertions read every case (the quick profile would add the second MPI's as
+#: skipped, and RMA-MT's run again). MPICH has its own tests, tests/vcluster/test_vcluster_mpich.py.
 OPEN_MPI_ONLY = ("-p", "^gnu-openmpi$")
 
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from crosstalk.ingest import NO_ENVIRON
 from crosstalk.systemfacts import decode as decode_json_object
 
 #: What identifies one sample across the cases of a run: the spec's repeat and the case's copy
@@ -79,7 +80,7 @@ def matching(rows, select):
 def with_environ(rows):
     """``rows`` whose parameters also name the case's programming environment (``environ``), so
     that a claim can select or group by the MPI implementation as by any parameter."""
-    key = rows["params"].astype(str) + "\0" + rows["environ"].fillna("-").astype(str)
+    key = rows["params"].astype(str) + "\0" + rows["environ"].fillna(NO_ENVIRON).astype(str)
     text = {k: json.dumps({**decode(k.split("\0")[0]), "environ": k.split("\0")[1]}, sort_keys=True)
             for k in key.unique()}
     return rows.assign(params=key.map(text))

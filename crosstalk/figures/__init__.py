@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from crosstalk import examples_root, results_root  # noqa: E402
+from crosstalk.ingest import target_of  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
 FIGURES = {}
@@ -47,15 +48,9 @@ def summarise(df, by):
 SERIES = ["platform", "origin", "system", "partition", "environ"]
 
 
-def target_label(platform, partition, environ):
-    """A series' label, ReFrame's ``system:partition+environ`` with the platform for the system
-    (``vcluster@81abe5a2 (example):mpi+gnu-mpich``): which system, host class, origin and MPI."""
-    return f"{platform}:{partition}+{environ}"
-
-
 def with_target(df):
-    """``df`` with ``target``, the label of each row's series (``target_label``)."""
-    return df.assign(target=df["platform"] + ":" + df["partition"] + "+" + df["environ"].fillna("-"))
+    """``df`` with ``target``, the label of each row's series (``crosstalk.ingest.target_of``)."""
+    return df.assign(target=target_of(df["platform"], df["partition"], df["environ"]))
 
 
 def ordered_targets(df):

@@ -1,5 +1,6 @@
 """RMA-MT, Groves 2017 §2.1 (spec: rma-mt)."""
 from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.ingest import NO_ENVIRON
 
 
 @figure("rmamt_threads")
@@ -52,7 +53,8 @@ def rmamt_mpis(perf, systems):
         for ax in axes.flat:
             no_data(ax, "RMA-MT")
     else:
-        environs = sorted(cases["environ"].fillna("-").unique())
+        cases = cases.assign(environ=cases["environ"].fillna(NO_ENVIRON))
+        environs = sorted(cases["environ"].unique())
         syncs = sorted(cases["sync"].unique())
         colour = {sync: f"C{i % 10}" for i, sync in enumerate(syncs)}          # colour: synchronisation
         places = sorted(set(zip(cases["platform"], cases["partition"])))
@@ -76,12 +78,13 @@ def rmamt_mpis(perf, systems):
                 ax.set_ylim(bottom=0)
         # failures of the drawn platforms only (a shipped example is another machine's)
         drawn = perf[(perf.experiment == "rma-mt") & perf["platform"].isin(cases["platform"].unique())]
+        drawn = drawn.assign(environ=drawn["environ"].fillna(NO_ENVIRON))
 
         def n_cases(df):
             return len(df[["partition", "case"]].drop_duplicates())
         counts = []
-        for (platform, environ), ran in cases.groupby(["platform", cases["environ"].fillna("-")]):
-            failed = drawn[(drawn.platform == platform) & (drawn.environ.fillna("-") == environ)
+        for (platform, environ), ran in cases.groupby(["platform", "environ"]):
+            failed = drawn[(drawn.platform == platform) & (drawn.environ == environ)
                            & (drawn.result == "fail")]
             counts.append(f"{platform} {environ}: {n_cases(failed)} of {n_cases(ran)} cases failed")
         fig.suptitle("; ".join(counts), fontsize=8)
