@@ -11,6 +11,7 @@ ratios: the papers' machines and this host differ in bytes per flop).
 """
 import errno
 import json
+import math
 import os
 import re
 import shutil
@@ -23,8 +24,16 @@ from pathlib import Path
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
 
-#: Smallest quota worth running: CFS slices of 1 ms in a 100 ms period.
-MIN_SHARE, PERIOD_US = 0.01, 100_000
+#: Smallest share worth running, and the longest CFS period. Below a few % of a core, throttling
+#: costs more CPU than the work: on a 2-vCPU VM, xt-stream's two Triad iterations took 0.35 s of
+#: CPU unthrottled, 1.2 s at 2 % (1 ms per 50 ms) and did not finish in 150 s at 1 %.
+MIN_SHARE, PERIOD_US = 0.05, 100_000
+#: The kernel's smallest CFS quota, and the shortest period used (a quota spread thinly over short
+#: periods models a slower core; one long burst per 100 ms makes every timed loop shorter than a
+#: period land on a whole number of periods: Triad came out at 674 or 985 MB/s, nothing between).
+MIN_QUOTA_US, MIN_PERIOD_US = 1000, 10_000
+#: Bumped when the calibration changes: a balance file of an older one is planned again.
+CALIBRATION_METHOD = 2
 #: Measure-and-correct rounds of the share, and how close the ratio must come.
 CALIBRATION_STEPS, CALIBRATION_TOLERANCE = 4, 0.10
 TRIAD_ARRAY = "64M"          # bytes per array: 192 MiB in all, beyond any last-level cache here
@@ -67,12 +76,12 @@ class CpuShares:
         for node in nodes:
             group = self.base / node
             group.mkdir(parents=True, exist_ok=True)
-            quota = max(1000, int(share * PERIOD_US))
+            quota, period = quota_and_period(share)
             if self.version == 1:
-                (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+                (group / "cpu.cfs_period_us").write_text(str(period))
                 (group / "cpu.cfs_quota_us").write_text(str(quota))
             else:
-                (group / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+                (group / "cpu.max").write_text(f"{quota} {period}")
 
     def remove(self):
         """The node groups and their parent (empty by now: the cluster's processes are gone)."""
@@ -90,10 +99,17 @@ class CpuShares:
                     raise CrosstalkError(f"vcluster: {group} still holds processes: cannot remove it")
 
 
+def quota_and_period(share):
+    """(quota, period) in microseconds for ``share`` of one core: the shortest period, at least
+    MIN_PERIOD_US, whose quota is at least the kernel's minimum."""
+    period = min(PERIOD_US, max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / share)))
+    return max(MIN_QUOTA_US, round(share * period)), period
+
+
 def leave_node_quota():
     """Move this process out of a virtual node's CPU quota, into the root cgroup: crosstalk's own
     commands in a job script (link control) are the harness's work, not the modelled node's, and at
-    1 % of a core they would take minutes. Elsewhere a no-op."""
+    a few % of a core they would take minutes. Elsewhere a no-op."""
     found = cgroup_cpu_root()
     try:
         mine = Path("/proc/self/cgroup").read_text()
@@ -142,13 +158,14 @@ def build_triad(where):
 
 
 def triad_of(stdout):
-    """Median Triad (B/s) from xt-stream's JSON lines."""
+    """Triad (B/s) from xt-stream's JSON lines: STREAM's average (bytes over the mean time), which
+    counts a node's throttled time in proportion where a median of a few iterations would not."""
     for line in stdout.splitlines():
         if line.startswith("{"):
             rec = json.loads(line)
-            if rec.get("metric") == "triad" and rec.get("stat") == "median":
+            if rec.get("metric") == "triad" and rec.get("stat") == "avg":
                 return rec["value"] * 1e6
-    raise CrosstalkError("vcluster: xt-stream printed no median Triad")
+    raise CrosstalkError("vcluster: xt-stream printed no average Triad")
 
 
 def triad_argv(exe, seconds=2):
@@ -208,7 +225,9 @@ class Balance:
             found = json.loads(self.balance_file.read_text())
         except (OSError, ValueError):
             return None
-        return found if found.get("like") == self.like and found.get("link_bps") == self.link_rate else None
+        same = (found.get("like"), found.get("link_bps"), found.get("calibration")) == \
+            (self.like, self.link_rate, CALIBRATION_METHOD)
+        return found if same else None
 
     @property
     def cpu_share(self):
@@ -229,7 +248,8 @@ class Balance:
             return
         from crosstalk.machines import load, ratios
         target = {"id": self.like, **ratios(load(self.like))}
-        found = {"like": self.like, "target": target, "link_bps": self.link_rate, "share": None}
+        found = {"like": self.like, "target": target, "link_bps": self.link_rate, "share": None,
+                 "calibration": CALIBRATION_METHOD}
         if target["network_to_memory"]:
             found["core"] = measure_core()
             found["share"], found["limited"] = plan(target, self.link_rate, found["core"])
@@ -263,8 +283,9 @@ class Balance:
 
     def _measure_balance(self):
         """Triad inside the last node under its quota and its link (iperf3 to n1): the balance achieved.
-        Triad does not shrink exactly with the quota (about 0.76x the share's fraction measured
-        here), so the share is corrected from the measurement until the ratio is within 10 %."""
+        Triad does not shrink exactly with the quota (0.76x the share's fraction with one 100 ms
+        period, 0.98x with thin slices, measured here), so the share is corrected from the
+        measurement until the ratio is within 10 %."""
         found = self.balance()
         if not found or not found["share"] or found.get("measured") or len(self.nodes) < 2:
             return

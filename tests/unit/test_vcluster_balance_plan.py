@@ -15,7 +15,7 @@ def test_share_gives_the_ratio_if_triad_scales_with_it():
 
 
 def test_a_share_below_the_floor_is_held_there_and_says_so():
-    # 1 B/B at 10 Mbit/s wants 1.25 MB/s of Triad: 0.01 % of a core, far below the 1 % floor
+    # 1 B/B at 10 Mbit/s wants 1.25 MB/s of Triad: 0.01 % of a core, far below the floor
     share, limited = plan({"id": "m", "network_to_memory": 1.0}, 10_000_000, CORE)
     assert share == MIN_SHARE and "floor" in limited and "0.01% wanted" in limited
 
@@ -91,3 +91,15 @@ def test_vcluster_machines_lists_every_target_with_its_balance_and_source():
     assert rows["sand2012-red-storm-dual-core-node"]["balance"] == "network/memory 0.5 B/B, 2 cores"
     assert rows["chunduri2019-theta"]["balance"] == "dragonfly global:injection 0.55"
     assert rows["chunduri2019-theta"]["source"] == "Chunduri et al. SC19, Table 1"
+
+
+def test_the_quota_is_spread_over_the_shortest_period_the_kernel_allows():
+    # CFS takes quotas of at least 1 ms; the period is as short as that allows (>= 10 ms), so a
+    # node's CPU time comes in thin slices, not one burst per 100 ms.
+    from crosstalk.vcluster.balance import quota_and_period
+    assert quota_and_period(0.01) == (1000, 100_000)
+    assert quota_and_period(0.0616) == (1000, 16_234)
+    assert quota_and_period(0.5) == (5000, 10_000)
+    for share in (0.01, 0.02, MIN_SHARE, 0.0616, 0.3, 1.0):
+        quota, period = quota_and_period(share)
+        assert quota >= 1000 and 10_000 <= period <= 100_000 and abs(quota / period - share) < 0.001
