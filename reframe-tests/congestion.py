@@ -178,6 +178,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
             "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
+            "--bw-iterations", str(self.setting("bw_iterations", 8)),
             "--canary-fraction", str(fraction), "--seed", str(seed), "--ppn", str(ppn)]
         if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.

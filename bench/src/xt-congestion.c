@@ -12,8 +12,9 @@
  *   to and from each neighbour, then a barrier; 16 messages per iteration), and Allreduce of
  *   8 B. Ring permutations depend on the ring index and --seed only, so every measurement
  *   repeats the same rings. Loop limits as in the paper (nR = 30 rings; nI/warmup 200/200,
- *   8/1, 200/1); the --time-limit is agreed (MPI_MIN of elapsed time over all canaries) before
- *   every ring, not only every measurement, so slow oversubscribed runs stay near the limit.
+ *   8/1, 200/1; --bw-iterations changes the 8); the --time-limit is agreed (MPI_MIN of
+ *   elapsed time over all canaries) before every ring, not only every measurement, so slow
+ *   oversubscribed runs stay near the limit.
  * Congestors (section 3.2), 4 KiB messages, 512 iterations per measurement: pairwise-exchange
  *   all-to-all (a2a), P2P incast to sub-communicator rank 0 (p2p_incast), MPI_Put incast
  *   (rma_incast) and MPI_Get broadcast from rank 0 (rma_bcast), both in a lock_all epoch with
@@ -66,9 +67,10 @@ static struct {
     long long ppn;
     double canary_fraction, time_limit;
     uint64_t seed;
+    long long bw_iters;
     int use[NCONG], shared_nodes, table;
     char congestors[64];
-} cfg = {.canary_fraction = 0.2, .time_limit = 10, .seed = 1, .use = {1, 1, 1, 1},
+} cfg = {.canary_fraction = 0.2, .time_limit = 10, .seed = 1, .bw_iters = 8, .use = {1, 1, 1, 1},
          .congestors = "a2a,p2p_incast,rma_incast,rma_bcast"};
 
 static void usage(void)
@@ -79,6 +81,8 @@ static void usage(void)
            "  --canary-fraction F    fraction of nodes running canaries (default 0.2, >= 2 nodes)\n"
            "  --time-limit S         seconds per test (default 10, as GPCNeT)\n"
            "  --seed N               seed of the node shuffle and the random rings (default 1)\n"
+           "  --bw-iterations N      bandwidth canary iterations per ring (default 8, as GPCNeT;\n"
+           "                         fewer make a ring shorter where links are slow)\n"
            "  --ppn N                ranks per node (PPort); checked against the detected layout\n"
            "  --allow-shared-nodes   testing only: every block of --ppn ranks (default 1) is a\n"
            "                         node, whatever MPI_Get_processor_name says\n"
@@ -120,6 +124,7 @@ static void parse_args(int argc, char **argv)
         {"time-limit", required_argument, 0, 'l'}, {"seed", required_argument, 0, 's'},
         {"ppn", required_argument, 0, 'p'},        {"allow-shared-nodes", no_argument, 0, 'a'},
         {"table", no_argument, 0, 'T'},            {"help", no_argument, 0, 'h'},
+        {"bw-iterations", required_argument, 0, 'b'},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -132,6 +137,7 @@ static void parse_args(int argc, char **argv)
         case 'l': cfg.time_limit = xt_parse_double("--time-limit", optarg, 0.001, 1e6); break;
         case 's': cfg.seed = (uint64_t)xt_parse_int("--seed", optarg, 0, INT64_MAX); break;
         case 'p': cfg.ppn = xt_parse_int("--ppn", optarg, 1, 1 << 20); break;
+        case 'b': cfg.bw_iters = xt_parse_int("--bw-iterations", optarg, 1, 1 << 20); break;
         case 'a': cfg.shared_nodes = 1; break;
         case 'T': cfg.table = 1; break;
         case 'h': usage(); exit(0);
@@ -323,6 +329,7 @@ static double canary_iter(int test, canary_ctx *c, int left, int right)
 static void run_canary(int test, canary_ctx *c, vec *out)
 {
     int rings = test == T_ALLREDUCE ? 1 : RINGS, left = 0, right = 0;
+    int iters = test == T_BW ? (int)cfg.bw_iters : canary[test].iters;
     double t_start = xt_now();
     for (int m = 0; m < canary[test].max_measurements; m++) {
         for (int ring = 0; ring < rings; ring++) {
@@ -330,7 +337,7 @@ static void run_canary(int test, canary_ctx *c, vec *out)
                 return;
             if (test != T_ALLREDUCE)
                 ring_neighbours(c->sub, ring, &left, &right);
-            for (int i = -canary[test].warmup; i < canary[test].iters; i++) {
+            for (int i = -canary[test].warmup; i < iters; i++) {
                 double s = canary_iter(test, c, left, right);
                 if (i >= 0)
                     vec_push(out, s);
@@ -521,6 +528,7 @@ static void params(xt_json *j)
     xt_json_str(j, "congestors", cfg.congestors);
     xt_json_num(j, "canary_fraction", cfg.canary_fraction);
     xt_json_num(j, "time_limit_s", cfg.time_limit);
+    xt_json_int(j, "bw_iterations", cfg.bw_iters);
     xt_json_int(j, "seed", (long long)cfg.seed);
     xt_json_bool(j, "shared_nodes", cfg.shared_nodes);
 }

@@ -89,6 +89,7 @@ def test_help_and_bad_arguments(bench_bin, mpi_env):
         (["--time-limit", "0"], "--time-limit"),
         (["--seed", "-3"], "--seed"),
         (["--ppn", "0"], "--ppn"),
+        (["--bw-iterations", "0"], "--bw-iterations"),
         (["extra"], "extra"),
     ]:
         res = run([str(bench_bin / KERNEL), *args], mpi_env)
@@ -148,6 +149,19 @@ def test_ppn2_subcommunicators(bench_bin, mpi_env):
     # two PPort sub-communicators per group: every canary rank contributes samples
     rates = [r for r in records if r.get("metric") == "congestor_bandwidth"]
     assert all(r["ranks"] == 4 for r in rates)  # 2 nodes x 2 ranks, roots included
+
+
+def test_bw_iterations_set_the_bandwidth_canarys_ring(bench_bin, mpi_env):
+    # A ring of the bandwidth canary is warm-up + N iterations on each canary rank; the time limit
+    # is checked between rings, so the samples are a whole number of rings of N each.
+    records = run_ok(bench_bin / KERNEL, 4, mpi_env, *SHARED, "--time-limit", "0.05",
+                     "--canary-fraction", "0.5", "--congestors", "a2a", "--bw-iterations", "3")
+    info = check_report(records, ["a2a"])
+    assert info["bw_iterations"] == 3
+    canary_ranks = info["canary_nodes"] * info["ppn"]
+    for r in records:
+        if r.get("canary") == "rr_bw_sync" and "phase" in r:
+            assert r["samples"] % (3 * canary_ranks) == 0, r
 
 
 def test_seed_fixes_the_layout(bench_bin, mpi_env):
