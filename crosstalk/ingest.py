@@ -10,6 +10,7 @@ Each run directory holds ReFrame's JSON run report (``report.json``), its debug 
 ``provenance.json``. A broken file is reported in one line and skipped; the rest is still collected.
 """
 import json
+import os
 import re
 from pathlib import Path
 
@@ -131,6 +132,24 @@ def attempt_reports(run_dir):
     return found
 
 
+def run_files(run_dir):
+    """Every file ``load_run`` reads, in a fixed order: each attempt's report and log, the
+    provenance and the run status (``status.json``, or ``exit_status`` for runs older than it)."""
+    run_dir = Path(run_dir)
+    paths = [p for pair in attempt_reports(run_dir) for p in pair]
+    return paths + [run_dir / "provenance.json", run_dir / "status.json", run_dir / "exit_status"]
+
+
+def link_out_of(run_dir):
+    """The first of a run's files that leads out of its run directory through a link, or None: a
+    results tree copied from elsewhere may hold links, and a run's files are its own."""
+    root = Path(run_dir).resolve()
+    for path in run_files(run_dir):
+        if os.path.lexists(path) and not path.resolve().is_relative_to(root):
+            return path
+    return None
+
+
 def _sessions(run_dir):
     """``(report path, where, session dict, skip reasons, start time)`` of every ReFrame session of a
     run, attempts in order. A report is required unless its attempt was interrupted before ReFrame
@@ -160,6 +179,9 @@ def _sessions(run_dir):
 def load_run(run_dir, origin="user"):
     """Rows of one run: (perf rows, case rows). Raises InputError for a broken run."""
     run_dir = Path(run_dir)
+    outside = link_out_of(run_dir)
+    if outside is not None:
+        raise InputError(outside, None, f"a link out of its run directory (to {outside.resolve()}): refused")
     sessions = _sessions(run_dir)
     prov = load_provenance(run_dir)
     run_id = prov.get("run_id", run_dir.name)

@@ -70,18 +70,11 @@ def _code_fingerprint():
     return _code
 
 
-def _sources(run_dir):
-    """Every file ``load_run`` reads, in a fixed order: each attempt's report and log (the first
-    run's, then each resume's ``attempts/<n>/<partition>/``), the provenance and the run status
-    (``status.json``, or ``exit_status`` for runs older than it)."""
-    paths = [p for pair in ingest.attempt_reports(run_dir) for p in pair]
-    return paths + [run_dir / "provenance.json", run_dir / "status.json", run_dir / "exit_status"]
-
-
 def run_key(run_dir, origin):
     """The cache key of a run directory: a hash of the content of every file its rows come from
     (absent ones included as absent), its origin and name, and the ingestion code; None if a
-    file cannot be read (that run is never cached: ``load_run`` reports it every time).
+    file cannot be read or leads out of the run through a link (that run is never cached:
+    ``load_run`` reports it every time).
 
     Content (sha256), not size and mtime: hashing costs little beside reading the parts
     (workflows/benchmarks/scale.py: 100 000 synthetic rows are 15.6 MB of reports, hashed in
@@ -89,9 +82,11 @@ def run_key(run_dir, origin):
     them from scratch takes 1.4 s and 17 s), and a content key is right whatever happened to the
     files' times (copies, rsync, git checkouts, a rewrite of the same size within one mtime tick,
     a report still being written)."""
+    if ingest.link_out_of(run_dir) is not None:
+        return None
     h = hashlib.sha256(_code_fingerprint())
     h.update(f"{origin}\0{run_dir.name}\0".encode())
-    for path in _sources(run_dir):
+    for path in ingest.run_files(run_dir):
         h.update(f"{path.relative_to(run_dir).as_posix()}\0".encode())
         try:
             with open(path, "rb") as fp:

@@ -165,11 +165,16 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
 
 
 def _run_dir(system, item):
-    """A run directory given as a path, or a run id of the user's runs or the shipped examples."""
+    """A run directory given as a run id of the user's runs or the shipped examples, or as a path
+    inside one of them (never elsewhere: run ids are names, like system names)."""
     if "/" not in item and (not RUN_ID.match(item) or ".." in item):
         raise InputError("--runs", None, f"{item!r} is not a run id (give a run id or a path with '/')")
+    roots = (results_root(), examples_root())
+    if "/" in item and not any(Path(item).resolve().is_relative_to(r.resolve()) for r in roots):
+        raise InputError("--runs", None, f"{item!r} is outside the results ({roots[0]}) and the shipped "
+                                         f"examples: give a run id or a run directory under them")
     candidates = ([Path(item)] if "/" in item else
-                  [results_root() / system / "runs" / item, examples_root() / system / "runs" / item])
+                  [root / system / "runs" / item for root in roots])
     for path in candidates:
         if path.is_dir():
             return path

@@ -97,7 +97,8 @@ def read_inventory(path, **overrides):
     for i, n in enumerate(names, 1):
         if n != f"n{i}":
             raise InputError(hosts_path, f"vcluster_nodes.hosts.{n}",
-                             f"nodes must be named n1..nN in order (expected n{i})")
+                             f"virtual nodes are named n1..nN in order, by position (expected n{i}); "
+                             "a real cluster's inventory takes any host names")
     default_name = gv.get("vcluster_name") or _system_name(inv) or "vcluster"
     name = overrides.pop("name", None) or default_name
     if not re.match(r"^[a-z][a-z0-9_-]{0,11}$", str(name)):

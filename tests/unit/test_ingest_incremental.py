@@ -230,6 +230,32 @@ def test_a_broken_run_is_listed_every_time_and_the_rest_collected(results, reads
     assert_same(repaired, scratch(root, examples))
 
 
+@pytest.mark.parametrize("link", ["report.json", "provenance.json", "attempts"])
+def test_a_link_out_of_a_run_is_refused_and_never_cached(results, tmp_path, link):
+    """A run's files are its own: a link that leaves the run directory (to a file, or a resumed
+    attempt's directory) is refused with the one-line error; links inside it are followed."""
+    root, _ = results
+    run = root / "local" / "runs" / FIXTURE.name
+    outside = tmp_path / "elsewhere"
+    if link == "attempts":
+        (outside / "1" / "default").mkdir(parents=True)
+        shutil.copy(run / "report.json", outside / "1" / "default" / "report.json")
+    else:
+        outside.mkdir()
+        shutil.copy(run / link, outside / link)
+    (run / link).unlink(missing_ok=True)
+    (run / link).symlink_to(outside if link == "attempts" else outside / link)
+    got = cached(root)
+    assert len(got[2]) == 1 and "a link out of its run directory" in got[2][0] and "\n" not in got[2][0]
+    assert set(got[0].system) == {"vcluster"} and parts_of(root, run.name) == []
+    # The same file linked from inside the run is its own: collected.
+    if link != "attempts":
+        (run / link).unlink()
+        shutil.copy(outside / link, run / f"{link}.orig")
+        (run / link).symlink_to(f"{link}.orig")
+        assert "local" in set(cached(root)[0].system)
+
+
 def test_a_cached_error_names_the_run_where_it_is_now(results):
     """The same results reached by another path: the message names the path given now."""
     root, examples = results
