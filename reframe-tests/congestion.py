@@ -14,8 +14,7 @@ from reframe.core.builtins import (fixture, parameter, performance_function, run
                                    sanity_function)
 
 from crosstalk.models.congestion import congestion_impact
-from crosstalk.models.congestion_layout import (canary_count, fabric_seed, layout_seed, narrow_route,
-                                                shuffled)
+from crosstalk.models.congestion_layout import Fabric, canary_count, congestion_seed, shuffled
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from crosstalk.vcluster.topology import build as build_topology
@@ -39,14 +38,15 @@ LINKS_AFTER = "links.after"
 
 
 class Shaped(LinkControl):
-    """Every host link at the spec's ``link_rate`` for the whole job, checked again at its end
-    (the virtual cluster is shared: a restore by another run during the job must not pass unseen).
-    Node names n1..nN are the virtual cluster's (``crosstalk link``); a site hook is not shaped."""
+    """Every host link at one rate (the spec's ``link_rate`` unless given) for the whole job,
+    checked again at its end (the virtual cluster is shared: a restore by another run during the
+    job must not pass unseen). Node names n1..nN are the virtual cluster's (``crosstalk link``); a
+    site hook is not shaped."""
 
-    def shape_fabric(self, nodes):
+    def shape_fabric(self, nodes, rate=None):
         self.skip_if(bool(self.current_partition.extras.get("link_hook")),
                      "link shaping through a site hook: node names for it are not in the inventory")
-        rate = str(self.setting("link_rate"))
+        rate = str(rate or self.setting("link_rate"))
         self.shape_links([f"n{i}" for i in range(1, nodes + 1)], rate=rate)
         self.shaped_bps = parse_rate(rate)
         show = link_command(self.current_partition, "show", "--json")
@@ -115,6 +115,19 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
         return self.current_partition.extras.get("topology") or "star"
 
     @property
+    def nominal_rate(self):
+        """The node rate the cluster was built with (its switch links' rates follow from it)."""
+        return str(self.current_partition.extras.get("link_rate") or self.setting("link_rate"))
+
+    def fabric_topology(self, names):
+        """The partition's switches as the cluster built them: the nominal node rate sets the
+        switch links' rates (a machine's fabric balance too), whatever the job shapes host links to."""
+        from crosstalk.machines import load, ratios
+        like = self.current_partition.extras.get("like")
+        fabric = ratios(load(like))["fabric"] if like else None
+        return build_topology(self.topology, names, parse_rate(self.nominal_rate), fabric=fabric)
+
+    @property
     def launcher(self):
         return self.current_partition.launcher_type.registered_name
 
@@ -160,21 +173,25 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
                          f"{self.num_tasks_per_node} ranks per host > {self.current_partition.processor.num_cpus} "
                          f"cores: Slurm would not place them")
         seed = int(self.setting("seed", 1))
-        if self.layout == "shared-links":
-            # The spec's seed, or the next one that puts canaries on two hosts and the incast root
-            # on a canary host for this many hosts (crosstalk.models.congestion_layout).
-            seed = layout_seed(seed, gnodes, self.hosts, fraction, kinds)
-            self.skip_if(seed is None, f"no seed puts the canaries on two of {self.hosts} hosts")
-        elif self.layout == "fabric":
-            # The first seed from the spec's on whose canaries cross a narrow switch link (a global
-            # link, an oversubscribed uplink) that every congestor's traffic also crosses that way.
+        if self.layout in ("shared-links", "fabric"):
+            # The spec's seed, or the next one whose congestors fill a link the canaries' traffic
+            # crosses the same way (a canary host's link on a star; a global link or an
+            # oversubscribed uplink on a routed fabric), with this cluster's real link rates
+            # (crosstalk.models.congestion_layout). None: the checks' premise cannot hold here.
+            # Host links: the spec's rate on a star (below what the congestors inject, so the link,
+            # not the CPU, is narrowest); the nominal rate on a routed fabric, whose switch links
+            # are set relative to it (a machine's global:injection balance).
+            self.host_rate = self.nominal_rate if self.layout == "fabric" else str(self.setting("link_rate"))
             names = [f"n{i}" for i in range(1, self.hosts + 1)]
-            shaped = parse_rate(str(self.setting("link_rate")))
-            route = narrow_route(build_topology(self.topology, names, shaped), names, shaped)
-            seed = fabric_seed(seed, gnodes, fraction, kinds, route)
-            self.skip_if(seed is None, f"no seed makes every congestor share a switch link with the canaries "
-                                       f"on {self.topology}")
-            self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
+            shaped = parse_rate(self.host_rate)
+            fabric = Fabric(self.fabric_topology(names), names, shaped,
+                            injection_bps=parse_rate(str(self.setting("congestor_injection"))))
+            host_of = (lambda v: v) if self.layout == "fabric" else (lambda v: v % self.hosts)
+            seed = congestion_seed(seed, gnodes, host_of, fraction, kinds, fabric)
+            self.skip_if(seed is None, f"no layout puts a link the congestors fill on the canaries' routes "
+                                       f"({self.hosts} hosts, {self.topology}, host links at {format_rate(shaped)})")
+            if self.layout == "fabric":
+                self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
             "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
@@ -192,7 +209,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             # together). nodes, fabric: ppn ranks on every node, node v on host v.
             self.job.launcher.options = mpirun_options(self, ppn if self.layout in ("nodes", "fabric") else "node")
         if self.layout in ("shared-links", "fabric"):
-            self.shape_fabric(self.hosts)
+            self.shape_fabric(self.hosts, self.host_rate)
 
     def canary_value(self, prefix, phase, stat):
         name, _ = CANARIES[prefix]

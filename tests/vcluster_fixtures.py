@@ -24,6 +24,28 @@ def skip_unless_root():
         pytest.skip("virtual cluster needs root (network namespaces, tc, Slurm daemons)")
 
 
+def copy_inventory(work, name, subnet, nodes, rate, topology="star", node_rates=None):
+    """inventories/vcluster copied to ``work/name`` and edited as a site would: system name,
+    subnet, node list (per-node rates ``node_rates``), nominal rate and topology."""
+    import yaml
+
+    def edit(path, change):
+        data = yaml.safe_load(path.read_text())
+        change(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    inv = work / name
+    shutil.copytree(INVENTORY, inv)
+    edit(inv / "group_vars" / "all" / "crosstalk.yml", lambda d: d["crosstalk_system"].update(name=name))
+    edit(inv / "group_vars" / "all" / "vcluster.yml", lambda d: d.update(
+        vcluster_subnet=subnet, vcluster_link_rate=rate, vcluster_topology=topology))
+    prefix = subnet.rsplit(".", 1)[0]
+    hosts = {f"n{i}": {"vcluster_address": f"{prefix}.{i}"} for i in range(1, nodes + 1)}
+    for node, node_rate in (node_rates or {}).items():
+        hosts[node]["vcluster_link_rate"] = node_rate
+    edit(inv / "hosts.yml", lambda d: d["all"]["children"]["vcluster_nodes"].update(hosts=hosts))
+    return inv
+
+
 @contextmanager
 def run_on_inventory(inventory, system, env, run_args, tag):
     """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes

@@ -3,15 +3,13 @@
 xt-congestion shuffles its GPCNeT nodes with ``--seed`` (splitmix64 Fisher-Yates, as in
 bench/common/xt_common.c): the first ``ncanary`` shuffled nodes are canaries, the rest go round robin
 to the congestors, and each congestor's root (incast and broadcast target) is its first node. With
-``--allow-shared-nodes`` node ``v`` is placed on host ``v mod hosts``. On a star of shaped links the
-congestion a canary sees is queueing in *its own host's* link, so a useful layout has canaries on
-two hosts at least and an incast or broadcast root on a canary host. Which seed gives that depends on the number
-of hosts: :func:`layout_seed` finds the first one from the spec's seed on, for any cluster size.
+``--allow-shared-nodes`` node ``v`` is placed on host ``v mod hosts``. Congestion is queueing in a
+link that congestor and canary traffic share: which seed gives that depends on the number of hosts
+and the topology; :func:`congestion_seed` finds the first one from the spec's seed on.
 """
 MASK = 2**64 - 1
 #: xt-congestion's congestor order (its --congestors list is used in this order).
 CONGESTORS = ("a2a", "p2p_incast", "rma_incast", "rma_bcast")
-ROOTED = ("p2p_incast", "rma_incast", "rma_bcast")
 #: Seeds tried after the spec's before giving up (a layout exists for every size >= 2 hosts).
 SEARCH = 1000
 
@@ -49,31 +47,6 @@ def layout(seed, nodes, hosts, fraction, congestors):
             "host_of": {v: v % hosts for v in range(nodes)}}
 
 
-def useful(plan):
-    """Canaries on two hosts or more and, where a congestor has a root, one root on a canary host
-    (with two canary hosts, all three roots there is more than most sizes allow)."""
-    canary_hosts = {plan["host_of"][v] for v in plan["canaries"]}
-    roots = [root for kind, root in plan["roots"].items() if kind in ROOTED]
-    return len(canary_hosts) >= 2 and (not roots or any(plan["host_of"][r] in canary_hosts
-                                                        for r in roots))
-
-
-def layout_seed(seed, nodes, hosts, fraction, congestors):
-    """The first seed from ``seed`` on whose layout is useful, or None (none, or too few nodes:
-    2 canaries and 2 nodes per congestor at least)."""
-    if nodes < canary_count(fraction, nodes) + 2 * len(congestors):
-        return None
-    for candidate in range(seed, seed + SEARCH):
-        if useful(layout(candidate, nodes, hosts, fraction, congestors)):
-            return candidate
-    return None
-
-
-# ------------------------------------------------------------------ routed fabrics
-# On a fat tree or Dragonfly each host is one GPCNeT node (no shared host links), and congestion
-# is queueing in switch-to-switch links that canary and congestor traffic cross in the same
-# direction. ``route(a, b)`` gives the directed links from host a to host b (topology.directed_path).
-
 def members(seed, nodes, fraction, congestors):
     """{congestor: [node...]} as xt-congestion assigns them (round robin in shuffled order)."""
     kinds = [c for c in CONGESTORS if c in congestors]
@@ -94,32 +67,86 @@ def flows(kind, group):
     return [(a, b) for a in group for b in group if a != b]
 
 
-def shared_links(seed, nodes, fraction, congestors, route):
-    """{congestor: directed links its traffic shares with the canaries'} for one host per node."""
+# ------------------------------------------------------------------ where queues form
+# A flow between GPCNeT nodes on two hosts crosses the sender's host link out, the switch links of
+# its route (each direction its own queue) and the receiver's host link in. Congestion needs a link
+# the congestors fill that canary traffic crosses the same way: on a star that is a canary host's
+# link (an incast root beside a canary), on a fat tree or Dragonfly a switch link narrower than
+# what crosses it. Which links the congestors fill follows from max-min fair shares (every flow
+# as fast as its links allow, progressive filling), with the links' real rates.
+
+class Fabric:
+    """Directed links of a cluster with their rates: host links ('out'/'in', host) at the shaped
+    rate ``host_bps``, switch links at the rates the topology built them with, and, with
+    ``injection_bps``, what one GPCNeT node can send (('send', node): on a few shared cores a
+    congestor rank is slower than its link)."""
+
+    def __init__(self, topology, names, host_bps, injection_bps=None):
+        self.topology, self.names, self.injection_bps = topology, names, injection_bps
+        self._paths = {}
+        self.capacity = {(way, n): host_bps for n in names for way in ("out", "in")}
+        for link in topology.links:
+            for way in ("a_to_b", "b_to_a"):
+                self.capacity[(link.name, way)] = link.rate_bps
+
+    def path(self, a, b):
+        """The directed links from host index ``a`` to host index ``b`` ([] on one host)."""
+        if a == b:
+            return []
+        if (a, b) not in self._paths:     # routing is a search: once per pair
+            src, dst = self.names[a], self.names[b]
+            self._paths[a, b] = [("out", src), *((link.name, way) for link, way in
+                                                 self.topology.directed_path(src, dst, self.names)), ("in", dst)]
+        return self._paths[a, b]
+
+    def flow(self, a, b, host_of):
+        """The links a flow from GPCNeT node ``a`` to node ``b`` crosses, its sender's included."""
+        links = self.path(host_of(a), host_of(b))
+        if links and self.injection_bps:
+            self.capacity[("send", a)] = self.injection_bps
+            links = [("send", a), *links]
+        return links
+
+
+def filled_links(paths, capacity):
+    """The links max-min fair shares of flows along ``paths`` fill to their rate."""
+    remaining = dict(capacity)
+    active = [p for p in paths if p]
+    filled = set()
+    while active:
+        users = {}
+        for path in active:
+            for link in path:
+                users[link] = users.get(link, 0) + 1
+        share = min(remaining[link] / n for link, n in users.items())
+        for link, n in users.items():
+            remaining[link] -= share * n
+        full = {link for link in users if remaining[link] <= 1e-6 * capacity[link]}
+        filled |= full
+        active = [p for p in active if not full.intersection(p)]
+    return filled
+
+
+def congested_links(seed, nodes, host_of, fraction, congestors, fabric):
+    """{congestor: links its traffic crosses that the congestors together fill and the canaries'
+    traffic also crosses}, GPCNeT node v on host ``host_of(v)``."""
+    def paths(kind, group):
+        return [fabric.flow(a, b, host_of) for a, b in flows(kind, group)]
+    groups = members(seed, nodes, fraction, congestors)
+    filled = filled_links([p for kind, group in groups.items() for p in paths(kind, group)], fabric.capacity)
     canaries = shuffled(nodes, seed)[:canary_count(fraction, nodes)]
-    canary_links = {hop for a, b in flows("canary", canaries) for hop in route(a, b)}
-    return {kind: {hop for a, b in flows(kind, group) for hop in route(a, b)} & canary_links
-            for kind, group in members(seed, nodes, fraction, congestors).items()}
+    canary_links = {link for p in paths("canary", canaries) for link in p}
+    return {kind: {link for p in paths(kind, group) for link in p} & canary_links & filled
+            for kind, group in groups.items()}
 
 
-def fabric_seed(seed, nodes, fraction, congestors, route):
-    """The first seed from ``seed`` on where every congestor's traffic shares a switch link with
-    the canaries' (in one direction), or None."""
+def congestion_seed(seed, nodes, host_of, fraction, congestors, fabric):
+    """The first seed from ``seed`` on where every congestor's traffic crosses a link that the
+    congestors fill and the canaries cross (:func:`congested_links`), or None (none in SEARCH
+    seeds, or too few nodes: 2 canaries and 2 nodes per congestor at least)."""
     if nodes < canary_count(fraction, nodes) + 2 * len(congestors):
         return None
     for candidate in range(seed, seed + SEARCH):
-        if all(shared_links(candidate, nodes, fraction, congestors, route).values()):
+        if all(congested_links(candidate, nodes, host_of, fraction, congestors, fabric).values()):
             return candidate
     return None
-
-
-def narrow_route(topology, names, node_bps):
-    """``route(a, b)`` over hosts ``names`` (index -> node name) keeping only the switch links
-    narrower than a node's link (where queues form; all switch links if none is narrower)."""
-    narrow = {link.name for link in topology.links if link.rate_bps < node_bps} or \
-        {link.name for link in topology.links}
-
-    def route(a, b):
-        return [(link.name, way) for link, way in topology.directed_path(names[a], names[b], names)
-                if link.name in narrow]
-    return route

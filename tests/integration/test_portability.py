@@ -14,7 +14,7 @@ import uuid
 import pytest
 import yaml
 
-from vcluster_fixtures import INVENTORY, REPO, skip_unless_root, vcluster  # noqa: F401
+from vcluster_fixtures import REPO, copy_inventory, skip_unless_root, vcluster  # noqa: F401
 from xt_testing import venv_tool
 from crosstalk.ingest import collect, load_run
 
@@ -122,25 +122,11 @@ def second_cluster(run_env_module, request):
     skip_unless_root()
     request.getfixturevalue("vcluster")      # both clusters up side by side
     work = REPO / "build" / "test-second-cluster" / uuid.uuid4().hex[:8]
-    inv = work / SECOND["name"]
-    shutil.copytree(INVENTORY, inv)
-    edit(inv / "group_vars" / "all" / "crosstalk.yml",
-         lambda d: d["crosstalk_system"].update(name=SECOND["name"]))
-    edit(inv / "group_vars" / "all" / "vcluster.yml",
-         lambda d: d.update(vcluster_subnet=SECOND["subnet"], vcluster_link_rate=SECOND["rate"]))
-    prefix = SECOND["subnet"].rsplit(".", 1)[0]
-    edit(inv / "hosts.yml", lambda d: d["all"]["children"]["vcluster_nodes"].update(
-        hosts={f"n{i}": {"vcluster_address": f"{prefix}.{i}"} for i in range(1, SECOND["nodes"] + 1)}))
+    inv = copy_inventory(work, SECOND["name"], SECOND["subnet"], SECOND["nodes"], SECOND["rate"])
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"))
     yield inv, work, env
     crosstalk("vcluster", "down", "--inventory", str(inv), env=env, timeout=120)
     shutil.rmtree(work, ignore_errors=True)
-
-
-def edit(path, change):
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 @pytest.fixture(scope="module")
