@@ -164,7 +164,8 @@ def probe_topology():
 
 
 def probe_all():
-    return [probe_topology(), probe_tool("Compiler", ["gcc", "cc"]), probe_mpi(), probe_slurm(), probe_rdma(), probe_cpufreq(), probe_energy(),
+    return [probe_topology(), probe_tool("Compiler", ["gcc", "cc"]), probe_mpi(), probe_slurm(), probe_rdma(),
+            probe_cpufreq(), probe_energy(),
             probe_tool("Apptainer", ["apptainer", "singularity"]), probe_tool("Spack", ["spack"]),
             probe_tool("ib_write_bw (perftest)", ["ib_write_bw"]), probe_namespaces()]
 

@@ -45,7 +45,7 @@ def rows_key(rows, code_digest):
 
 def draw_scope(perf, systems, out_dir, fig_ids, progress=None):
     """Write ``<fig>.png/.svg/.caption.txt`` in ``out_dir`` for every id; returns the ids redrawn."""
-    from crosstalk.figures import draw   # matplotlib only in the process that draws
+    from crosstalk.figures import draw  # matplotlib only in the process that draws
 
     out_dir = Path(out_dir)
     cache = out_dir / ".cache"

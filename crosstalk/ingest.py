@@ -19,7 +19,10 @@ import pandas as pd
 from crosstalk import runstatus
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of, topology_of
+from crosstalk.systemfacts import encode as encode_facts
+from crosstalk.systemfacts import of_provenance as facts_of
+from crosstalk.systemfacts import topology_of
+
 
 def platform_of(system, host_class, origin="user"):
     """The grouping key of a run: ``vcluster@e1596abf``, ``vcluster@81abe5a2 (example)``."""
@@ -42,13 +45,15 @@ def target_of(platform, partition, environ):
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
 #: session within the run (``--reruns N`` adds N sessions), ``sample`` the ordinal of the case's
 #: result within the run (also distinguishes ``--repeat`` copies).
-PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "metric",
+PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment",
+                "test", "case", "params", "metric",
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
                 "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "topology", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason and its platform's facts
 #: (crosstalk.systemfacts, JSON text: what claims' `where:` reads).
-CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment", "test", "case", "params", "result",
+CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment",
+                "test", "case", "params", "result",
                 "reason", "run_id", "time", "facts"]
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")

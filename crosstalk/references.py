@@ -4,8 +4,9 @@ References are per system **and host class** (``crosstalk.hostclass``):
 ``reframe-tests/references/<system>/<host-class>.yaml``, chosen at run time for the host the run is
 on; a real cluster with one node type may keep one ``<system>.yaml`` for every host class
 (``--system-wide``). With neither, the run is in explore mode. Each file is in ReFrame 4.10's
-external-reference format, indexed by partition and the test's parameters (repeats pooled). Each reference is the median of the
-measured values; the tolerated regression is ``max(min_margin, k * robust CV, 1.5 * worst seen)``
+external-reference format, indexed by partition and the test's parameters (repeats pooled). Each
+reference is the median of the measured values; the tolerated regression is
+``max(min_margin, k * robust CV, 1.5 * worst seen)``
 (robust CV = 1.4826 x MAD / median; worst seen = the largest relative deviation from the median among
 the calibration values, so a reference is never tighter than the spread its own runs showed: a few
 runs underestimate heavy tails). One-sided: only the direction the spec calls worse fails.

@@ -15,11 +15,11 @@ from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.bibliography import bibliography, citation
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import topology_of
-from crosstalk.vcluster.balance import describe as describe_balance
 from crosstalk.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.proc import run
 from crosstalk.specs import all_specs
+from crosstalk.systemfacts import topology_of
+from crosstalk.vcluster.balance import describe as describe_balance
 
 WORKFLOW = REPO_ROOT / "workflows" / "Snakefile"
 #: Caches of the workflow's tools (Snakemake's source cache, Matplotlib's font list): in the build
@@ -134,7 +134,8 @@ def claim_tables(perf, cases, labels):
     (``labels``: platform -> its host class's label, in the order shown)."""
     platforms = list(labels)
     from crosstalk.claims import VERDICTS, counts, judge
-    from crosstalk.claims.present import citation as claim_citation, paper_text, summary, why
+    from crosstalk.claims.present import citation as claim_citation
+    from crosstalk.claims.present import paper_text, summary, why
     verdicts = judge(perf, cases)
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}
@@ -143,8 +144,8 @@ def claim_tables(perf, cases, labels):
         rows.setdefault(v["id"], {"id": v["id"], "claim": v["claim"], "citation": claim_citation(v),
                                   "artefact": v["artefact"], "paper": paper_text(v)})
     bib = bibliography()
-    tables = [{"paper": key, "heading": f"{bib[key]['short']}: {bib[key]['title']}", "claims": [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]}
-                                         for row in rows.values()]}
+    tables = [{"paper": key, "heading": f"{bib[key]['short']}: {bib[key]['title']}",
+               "claims": [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]} for row in rows.values()]}
               for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
     totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
     return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS}

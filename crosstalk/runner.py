@@ -18,8 +18,8 @@ from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import host_class
 from crosstalk.inventory import load_system, resolve_inventory
 from crosstalk.references import calibrate_command, reference_file
-from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs
 from crosstalk.session import Session, test_module
+from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs
 
 VERSIONED = ("MPI", "Slurm", "Compiler")
 

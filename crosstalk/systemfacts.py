@@ -26,7 +26,8 @@ _GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
 def link_gbit(fingerprint):
     """A node's link rate in Gbit/s: ``1gbit``, ``100mbit`` or a verbs port's ``100 Gb/sec``."""
     rates = [fingerprint.get("link_rate")] + [p.split(" ", 1)[-1] for p in fingerprint.get("rdma") or []]
-    found = [float(m.group(1)) * _GBIT[m.group(2).lower()] for m in map(_RATE.match, map(str, filter(None, rates))) if m]
+    found = [float(m.group(1)) * _GBIT[m.group(2).lower()]
+             for m in map(_RATE.match, map(str, filter(None, rates))) if m]
     return max(found) if found else None
 
 

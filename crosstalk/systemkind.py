@@ -10,6 +10,7 @@ import os
 from crosstalk.errors import InputError
 from crosstalk.hostclass import memory_gib
 
+
 def complete(system, inventory, source):
     """The description with what follows from its kind filled in; ``source`` names the file that
     defines it, for errors."""

@@ -10,8 +10,7 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, parameter, performance_function, run_after,
-                                   sanity_function)
+from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
 from crosstalk.models.congestion import congestion_impact
 from crosstalk.models.congestion_layout import Fabric, canary_count, congestion_seed, shuffled
@@ -169,7 +168,8 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         self.num_tasks = gnodes * ppn
         if self.layout != "one-host":
             self.num_tasks_per_node = per_host * ppn
-            self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > self.current_partition.processor.num_cpus,
+            cores = self.current_partition.processor.num_cpus
+            self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > cores,
                          f"{self.num_tasks_per_node} ranks per host > {self.current_partition.processor.num_cpus} "
                          f"cores: Slurm would not place them")
         seed = int(self.setting("seed", 1))

@@ -1,9 +1,7 @@
 """Shared pytest fixtures: paths, the venv's tools, and the virtual cluster."""
 import pytest
-
-from vcluster_fixtures import vcluster  # noqa: F401  (session-scoped shared cluster)
+from vcluster_fixtures import isolated, login_report, pingpong_src, vcluster  # noqa: F401  (fixtures of every module)
 from xt_testing import REPO, tool_env
-
 
 #: Fixtures that bring up or use a virtual cluster: a test that asks for one is in the cluster tier.
 CLUSTER_FIXTURES = {"vcluster", "isolated"}

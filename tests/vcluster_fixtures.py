@@ -50,8 +50,9 @@ def copy_inventory(work, name, subnet, nodes, rate, topology="star", node_rates=
 def run_on_inventory(inventory, system, env, run_args, tag):
     """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes
     have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards."""
-    from crosstalk.ingest import load_run
     from xt_testing import venv_tool
+
+    from crosstalk.ingest import load_run
     results = REPO / "build" / f"test-{tag}" / uuid.uuid4().hex[:8]
     env = dict(env, CROSSTALK_RESULTS_DIR=str(results))
     try:
@@ -83,6 +84,7 @@ def reframe_on_login(vc, work, checks, args):
     under ``work`` (in the cluster's shared dir): returns ReFrame's JSON report."""
     import json
     import sys
+
     from crosstalk.configrender import render
     config = render(INVENTORY, work / "config")[0]
     run_dir = work / "run"

@@ -19,7 +19,8 @@ from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, effects, fit_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.specs import all_specs, load_spec
-from crosstalk.systemfacts import decode as decode_facts, unmet
+from crosstalk.systemfacts import decode as decode_facts
+from crosstalk.systemfacts import unmet
 
 #: Order of the overall verdicts: the first that any group has wins.
 _PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run", "not applicable")
@@ -95,7 +96,9 @@ def _unswept(cases, missing):
             continue
         sweeps = [prof for prof, data in params.items()
                   if str(wanted) in map(str, data["parameters"].get(name, []))]
-        where = f" (the {' and '.join(sweeps)} profile{'s' if len(sweeps) > 1 else ''} sweep{'' if len(sweeps) > 1 else 's'} it)" if sweeps else ""
+        many = len(sweeps) > 1
+        where = (f" (the {' and '.join(sweeps)} profile{'s' if many else ''} sweep{'' if many else 's'} it)"
+                 if sweeps else "")
         return f"no {missing.experiment} case here has {name}={wanted}{where}"
     return None
 

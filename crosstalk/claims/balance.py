@@ -43,9 +43,11 @@ def network_to_memory(table, facts):
     text = (f"balance: a {link:g} Gbit/s link per node against {triad / 1e3:.3g} GB/s of Triad, "
             f"{link_mbps / triad:.2g} B of network per B of memory; Groves' machines "
             f"{ratio.min():.2g}-{ratio.max():.2g}, onload {onload.min():.2g}-{onload.max():.2g} (Table 2.2). "
-            f"At the paper's {slope:g} B/B the link could take at most {min(1.0, slope * link_mbps / triad):.1%} of Triad here")
+            f"At the paper's {slope:g} B/B the link could take at most "
+            f"{min(1.0, slope * link_mbps / triad):.1%} of Triad here")
     if facts.get("nic") in ("tcp", "onload"):
-        text += f"; the host's cores also run the network protocol (nic: {facts['nic']}), so injection takes CPU from STREAM too"
+        text += (f"; the host's cores also run the network protocol (nic: {facts['nic']}), so injection "
+                 "takes CPU from STREAM too")
     return text
 
 

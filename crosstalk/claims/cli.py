@@ -102,5 +102,6 @@ def register(subparsers):
     p.add_argument("--claim", metavar="ID[,ID...]", help="only these claims (ids as listed)")
     p.add_argument("--examples", action="store_true",
                    help="also judge the shipped example runs (shown apart; they never change the exit status)")
-    p.add_argument("--junit", type=Path, help="write JUnit XML here (contradicted: failure; inconclusive, not run, not applicable: skipped)")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here (contradicted: failure; inconclusive, "
+                                              "not run, not applicable: skipped)")
     p.set_defaults(func=_cmd_claims)

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from crosstalk.claims.judge import CONFIDENCE
-from crosstalk.claims.operands import SAMPLE_KEY, Missing, measured, distinct_params
+from crosstalk.claims.operands import SAMPLE_KEY, Missing, distinct_params, measured
 
 
 def linear_loss(test, table, experiment, select, units):

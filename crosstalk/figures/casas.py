@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import (SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of,
-                               with_target)
+from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 
 EXPERIMENT = "active-probing"
@@ -198,7 +197,8 @@ def casas_probe_latency(perf, systems):
         med = medians(wide, "probe_median")
         avg = medians(wide, "probe_avg")
         notes.append(f"{target}: " + ", ".join(
-            f"{ld} median {med.get((target, ld), float('nan')):.0f} us / mean {avg.get((target, ld), float('nan')):.0f} us"
+            f"{ld} median {med.get((target, ld), float('nan')):.0f} us / "
+            f"mean {avg.get((target, ld), float('nan')):.0f} us"
             f" / rho {rho.get((target, ld), float('nan')):.3f}" for ld in loads))
     fig.tight_layout()
     measured = "; ".join(notes) if notes else "no local probe runs yet"

@@ -37,7 +37,8 @@ def rmamt_threads(perf, systems):
 
 
 #: Panels of the implementation comparison: metric, axis label.
-MPI_PANELS = (("bandwidth", "Bandwidth, largest size (MiB/s)"), ("message_rate", "Message rate, smallest size (msgs/s)"),
+MPI_PANELS = (("bandwidth", "Bandwidth, largest size (MiB/s)"),
+              ("message_rate", "Message rate, smallest size (msgs/s)"),
               ("latency", "Median epoch latency, smallest size (us)"))
 
 
@@ -103,8 +104,8 @@ def _mpis_caption(paper, citation):
     quotes = [f"{r.mpi} {r.metric} {r.sync} t={r.threads}: {r.value:g} {r.unit} ({r.source})"
               for r in paper.itertuples()]
     return ("RMA-MT under each MPI implementation of the system (colour: synchronisation; solid: the first "
-                 "environment, dashed: the other; marker: platform and partition), per operation: bandwidth at the largest size, message rate "
-                 "at the smallest and median latency per epoch, by thread count; failed cases counted above. "
-                 "Groves measured MVAPICH (an MPICH derivative) and Open MPI on Skybridge (QDR InfiniBand) and "
-                 "cautions against comparing the two directly; the paper's points: " + "; ".join(quotes)
-                 + f" ({citation}).")
+            "environment, dashed: the other; marker: platform and partition), per operation: bandwidth at the "
+            "largest size, message rate at the smallest and median latency per epoch, by thread count; failed "
+            "cases counted above. Groves measured MVAPICH (an MPICH derivative) and Open MPI on Skybridge (QDR "
+            "InfiniBand) and cautions against comparing the two directly; the paper's points: " + "; ".join(quotes)
+            + f" ({citation}).")

@@ -46,8 +46,8 @@ def congestion_impact(kind, isolated, loaded, definition="paper"):
         raise ValueError(f"definition must be one of {sorted(DEFINITIONS)}, got {definition!r}")
     out = []
     for stat, (loaded_stat, iso_stat) in DEFINITIONS[definition].items():
-        l, i = loaded[loaded_stat], isolated[iso_stat]
-        value = ci_latency(l, i) if kind == "latency" else ci_bandwidth(i, l)
+        load, iso = loaded[loaded_stat], isolated[iso_stat]
+        value = ci_latency(load, iso) if kind == "latency" else ci_bandwidth(iso, load)
         ratio = (f"loaded {loaded_stat} / isolated {iso_stat}" if kind == "latency"
                  else f"isolated {iso_stat} / loaded {loaded_stat}")
         out.append(modelled(f"congestion_impact_{kind}", value, "x", SOURCE, ci_stat=stat,

@@ -123,7 +123,7 @@ def parse(path, text=None):
     require_newline(path, text)
     lines = text.splitlines()
     base = _header(path, lines)
-    last = next((l for l in reversed(lines) if l.strip()), "")
+    last = next((line for line in reversed(lines) if line.strip()), "")
     if not last.startswith("+"):
         raise InputError(path, f"line {len(lines)}", "truncated: output does not end with a table border")
     tables = {}

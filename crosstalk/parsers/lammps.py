@@ -29,7 +29,7 @@ def parse(path, text=None):
     text = read_text(path, text)
     require_newline(path, text)
     lines = text.splitlines()
-    version = next((m[1] for l in lines[:3] if (m := _VERSION.match(l))), None)
+    version = next((m[1] for line in lines[:3] if (m := _VERSION.match(line))), None)
     if version is None:
         raise InputError(path, "line 1", "not LAMMPS output (no 'LAMMPS (<version>)' line)")
     out, grid, run, params = [], None, -1, {}

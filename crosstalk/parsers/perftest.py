@@ -24,7 +24,7 @@ def parse(path, text=None):
     text = read_text(path, text)
     if any(sig in text for sig in NO_DEVICE):
         return [failure("ib_write_bw", "no RDMA device",
-                        detail=" / ".join(l.strip() for l in text.splitlines() if l.strip()))]
+                        detail=" / ".join(line.strip() for line in text.splitlines() if line.strip()))]
     lines = text.splitlines()
     tool = "ib_write_bw"
     params, out, unit, start = {}, [], None, None

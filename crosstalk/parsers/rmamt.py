@@ -123,7 +123,7 @@ def parse(path, text=None):
     found = _content_reasons(text)
     if not lines or not lines[0].startswith("####"):
         if name_reason or found or Path(path).name.endswith("stderr.txt") or not text.strip():
-            first = next((l.strip() for l in lines if l.strip()), "empty output")
+            first = next((line.strip() for line in lines if line.strip()), "empty output")
             reason = "; ".join([r for r in [name_reason] if r] + (found or [first]))
             return [failure(params.get("bench", "rmamt"), reason, **_drop(params, "bench"))]
         raise InputError(path, "line 1", "not RMA-MT output (no '####' header block)")

@@ -31,8 +31,7 @@ from crosstalk.vcluster.fabric import Fabric
 from crosstalk.vcluster.launch import Launch
 from crosstalk.vcluster.links import Links
 from crosstalk.vcluster.nodes import NODE_PRIVATE, NodeAccess, under
-from crosstalk.vcluster.procs import (TOOL_TIMEOUT, kill, pids_in_netns, run_tool, wait_gone,  # noqa: F401
-                                      write_if_changed)
+from crosstalk.vcluster.procs import TOOL_TIMEOUT, kill, pids_in_netns, run_tool, wait_gone, write_if_changed  # noqa: F401
 from crosstalk.vcluster.rates import format_rate, parse_rate, tbf_burst  # noqa: F401  (public API)
 from crosstalk.vcluster.settings import BENCH_NET, DEFAULT_WIDTHS, MAX_NODES, read_inventory  # noqa: F401
 from crosstalk.vcluster.slurm import SlurmDaemons

@@ -8,8 +8,18 @@ from pathlib import Path
 
 from crosstalk.errors import CrosstalkError
 from crosstalk.proc import describe
-from crosstalk.vcluster.procs import (NODE_NAMESPACES, TOOL_TIMEOUT, comm, kill, netns_id, pid_alive,
-                                      pids_in_netns, read_pid, run_tool, wait_gone)
+from crosstalk.vcluster.procs import (
+    NODE_NAMESPACES,
+    TOOL_TIMEOUT,
+    comm,
+    kill,
+    netns_id,
+    pid_alive,
+    pids_in_netns,
+    read_pid,
+    run_tool,
+    wait_gone,
+)
 
 #: What each node has of its own, as a real node has: /tmp (PMIx appdirs collide otherwise) and
 #: /dev/shm (Open MPI's shared-memory segments).
@@ -81,8 +91,8 @@ class NodeAccess:
         if pid is None:
             raise CrosstalkError(f"vcluster {self.name}: node {node} is not up "
                                  f"(run: crosstalk vcluster up)")
-        return [*(self._join_prefix(node) if quota else []), "nsenter", "-t", str(pid), *ns.split(), f"--wd={wd or os.getcwd()}",
-                "--", *argv]
+        return [*(self._join_prefix(node) if quota else []), "nsenter", "-t", str(pid), *ns.split(),
+                f"--wd={wd or os.getcwd()}", "--", *argv]
 
     def _check_node(self, node):
         if node not in self.nodes:

@@ -3,8 +3,9 @@
 ``pin_ranks(cores)``: local rank i of every node runs on core ``cores[i]``. The launcher's own
 binding is switched off (mpirun ``--bind-to none``, srun ``--cpu-bind=none``) and each rank execs
 through ``taskset -c CORE``, choosing its core from its node-local rank (Open MPI's
-``OMPI_COMM_WORLD_LOCAL_RANK``, Hydra's ``MPI_LOCALRANKID``, Slurm's ``SLURM_LOCALID``), so the same mapping works under both
-launchers. Each rank then logs the CPUs it is really allowed on (``/proc/self/status``) to stderr
+``OMPI_COMM_WORLD_LOCAL_RANK``, Hydra's ``MPI_LOCALRANKID``, Slurm's ``SLURM_LOCALID``), so the
+same mapping works under both launchers. Each rank then logs the CPUs it is really allowed on
+(``/proc/self/status``) to stderr
 and ``pinned_as_asked`` (sanity) checks them against the mapping.
 
 ``place(policy)``: ``compact`` fills a node before the next (ranks 0,1 on the first node),

@@ -6,7 +6,6 @@ lock, because several pytest sessions may run on this machine at the same time.
 import os
 
 import pytest
-
 from xt_bench import ASAN_ENV, MPI_ENV, build_bench
 
 

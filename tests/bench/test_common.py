@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from xt_bench import BENCH_SRC
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.

@@ -9,7 +9,6 @@ import statistics
 import subprocess
 
 import pytest
-
 from xt_bench import json_lines, mpirun_cmd
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.

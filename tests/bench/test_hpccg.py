@@ -8,7 +8,6 @@ import re
 import subprocess
 
 import pytest
-
 from xt_bench import REPO, json_lines, mpirun_cmd, results
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.

@@ -8,7 +8,6 @@ import subprocess
 import time
 
 import pytest
-
 from xt_bench import json_lines, mpirun_cmd, results
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.

@@ -10,9 +10,9 @@ import subprocess
 import time
 
 import pytest
+from xt_bench import build_bench, json_lines, mpirun_cmd
 
 from crosstalk import mpich
-from xt_bench import build_bench, json_lines, mpirun_cmd
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
 pytestmark = pytest.mark.slow

@@ -4,7 +4,6 @@ A uniquely named module (not conftest) so test modules can import it unambiguous
 """
 import fcntl
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path

@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
 
 from crosstalk.ingest import load_run
 from crosstalk.models.queueing import idle_parameters, utilisation
-from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
 
 pytestmark = pytest.mark.slow
 

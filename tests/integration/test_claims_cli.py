@@ -9,9 +9,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 import yaml
+from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
-from xt_testing import REPO, tool_env, venv_tool
 
 
 @pytest.fixture(scope="module")

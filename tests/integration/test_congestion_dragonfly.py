@@ -1,18 +1,19 @@
 """E4 congestion (GPCNeT) on a Dragonfly-shaped virtual cluster (inventories/vcluster-dragonfly: 12
 nodes on 3 groups of 2 routers, global links a quarter of the node rate), with GPCNeT's own layout:
 one GPCNeT node per node, host links at the nominal rate, the canaries and every congestor sharing
-a global link the congestors fill, in the same direction (congestion_layout.congestion_seed). Both quick cases run, P2P incast alone and all four
+a global link the congestors fill, in the same direction (congestion_layout.congestion_seed). Both
+quick cases run, P2P incast alone and all four
 congestors at once, which the default 4-node star skips. Three ReFrame sessions (--repeat 3)
 interleave them and medians are compared (see the assertions for the margins)."""
 import json
 import statistics
 
 import pytest
-
-from crosstalk.systemfacts import of_provenance
-from crosstalk.hostclass import from_provenance
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY
+
+from crosstalk.hostclass import from_provenance
+from crosstalk.systemfacts import of_provenance
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
@@ -21,7 +22,8 @@ INVENTORY = REPO / "inventories" / "vcluster-dragonfly"
 @pytest.fixture(scope="module")
 def dragonfly_run(run_env_module):
     skip_unless_root()
-    with run_on_inventory(INVENTORY, "vcfly", run_env_module, ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY, "-n",
+    with run_on_inventory(INVENTORY, "vcfly", run_env_module,
+                          ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY, "-n",
                           "^CongestionCanary", "--repeat", "3", "--max-retries", "1"], "dragonfly") as run:
         yield run
 

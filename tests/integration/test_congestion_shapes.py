@@ -10,7 +10,6 @@ import shutil
 import uuid
 
 import pytest
-
 from vcluster_fixtures import REPO, copy_inventory, run_on_inventory, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY
 

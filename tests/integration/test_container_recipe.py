@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.containers import DEF_FILE, lint_def
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]

@@ -13,9 +13,9 @@ import subprocess
 import uuid
 
 import pytest
-
-from vcluster_fixtures import REPO, vcluster  # noqa: F401
+from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
+
 from crosstalk.ingest import load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
@@ -102,7 +102,7 @@ def test_ranks_on_mapped_cores_and_nodes(mapping_run):
     assert len(pins) == 6
     for name, (tc, lines) in pins.items():
         assert lines, name
-        for host, local_rank, core, allowed, rank in lines:
+        for host, local_rank, core, allowed, _rank in lines:
             assert allowed == str(core), (name, host, local_rank)
         if tc["name"].startswith("CoreBandwidth"):
             assert len(lines) == 2 and len({h for h, *_ in lines}) == 2       # one rank per node

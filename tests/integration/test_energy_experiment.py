@@ -12,9 +12,9 @@ import subprocess
 import uuid
 
 import pytest
-
-from vcluster_fixtures import REPO, vcluster  # noqa: F401
+from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
+
 from crosstalk.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
 

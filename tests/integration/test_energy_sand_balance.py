@@ -7,7 +7,6 @@ import json
 import statistics
 
 import pytest
-
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY
 

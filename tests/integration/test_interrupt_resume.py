@@ -20,9 +20,9 @@ import time
 import uuid
 
 import pytest
-
-from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
+from vcluster_fixtures import REPO, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, venv_tool
+
 from crosstalk import leftovers, runstatus
 from crosstalk.ingest import load_run
 
@@ -90,7 +90,7 @@ def _concretised_cases(vc, env):
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):  # noqa: F811
+def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):
     skip_unless_root()
     results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
@@ -143,7 +143,7 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):  # noqa: F811
+def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):
     """Two runs on one virtual cluster would measure each other: the second is refused, in one
     line naming the first, and leaves no run directory."""
     skip_unless_root()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
-
 from xt_testing import venv_tool
+
 from crosstalk.ingest import load_run
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,9 @@ import uuid
 
 import pytest
 import yaml
-
-from vcluster_fixtures import REPO, copy_inventory, skip_unless_root, vcluster  # noqa: F401
+from vcluster_fixtures import REPO, copy_inventory, skip_unless_root
 from xt_testing import venv_tool
+
 from crosstalk.ingest import collect, load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
@@ -141,7 +141,7 @@ def second_runs(second_cluster):
     return stream, shaped, sorted((work / "results" / SECOND["name"] / "runs").iterdir())
 
 
-def test_second_inventory_runs_stream_congestion_and_energy(second_runs, vcluster):  # noqa: F811
+def test_second_inventory_runs_stream_congestion_and_energy(second_runs, vcluster):
     stream, shaped, run_dirs = second_runs
     assert stream.returncode == 0, stream.stdout[-3000:]
     assert shaped.returncode == 0, shaped.stdout[-4000:]

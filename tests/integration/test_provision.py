@@ -4,7 +4,6 @@ import re
 import subprocess
 
 import pytest
-
 from xt_testing import REPO, venv_tool
 
 #: The real provisioning playbook (apt), up to 15 minutes on a fresh machine.

@@ -12,6 +12,7 @@ import subprocess
 
 import pandas as pd
 import pytest
+from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
 from crosstalk.claims import spec_claims
@@ -19,7 +20,6 @@ from crosstalk.cli import main
 from crosstalk.figures import FIGURES
 from crosstalk.hostclass import from_provenance
 from crosstalk.report import WORKFLOW, experiment_table, figure_ids
-from xt_testing import REPO, tool_env, venv_tool
 
 #: Two whole Snakemake reports and a headless browser.
 pytestmark = pytest.mark.slow

@@ -22,7 +22,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from xt_testing import REPO, venv_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]

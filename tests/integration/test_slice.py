@@ -5,7 +5,6 @@ import subprocess
 
 import pytest
 import yaml
-
 from xt_testing import venv_tool
 
 pytestmark = pytest.mark.slow
@@ -40,7 +39,7 @@ def test_run_leaves_report_perflogs_and_provenance(stream_run):
     assert {c["threads"] for c in cases} == {1, 2}
     for case in cases:
         assert case["result"] == "pass", case["fail_reason"]
-        value, ref, *_ = case["perfvalues"][f"local:default:triad_bw"]
+        value, ref, *_ = case["perfvalues"]["local:default:triad_bw"]
         assert value > 100, "Triad below 100 MB/s cannot be a real memory bandwidth"
         assert ref == 0  # explore mode: no reference file for 'local' in this test
     assert list((stream_run / "perflogs").rglob("StreamTriad*.log"))

@@ -12,9 +12,9 @@ import uuid
 
 import pytest
 import yaml
-
-from vcluster_fixtures import REPO, skip_unless_root, vcluster  # noqa: F401
+from vcluster_fixtures import REPO, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, venv_tool
+
 from crosstalk import leftovers
 from crosstalk.ingest import load_run
 
@@ -32,7 +32,7 @@ def _hanging_stream_spec(directory):
     return directory / "stream.yaml"
 
 
-def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):  # noqa: F811
+def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):
     skip_unless_root()
     work = REPO / "build" / "test-time-limits" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     spec = _hanging_stream_spec(work / "specs")
@@ -40,7 +40,8 @@ def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):  # noqa: F811
     try:
         proc = subprocess.run(
             [venv_tool("crosstalk"), "run", "--system", "vcluster", "--specs", str(work / "specs"),
-             "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=lock%threads=1"],
+             "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad",
+             "-n", "RmaMt%op=put%sync=lock%threads=1"],
             env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
         (run_dir,) = (work / "results" / "vcluster" / "runs").iterdir()

@@ -6,7 +6,6 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-
 from xt_testing import REPO
 
 sys.path.insert(0, str(REPO / "reframe-tests"))

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from xt_testing import REPO, tool_env, venv_tool
 
 CORPUS = REPO / "tests" / "bad-inputs"
@@ -209,7 +208,8 @@ def _params(kind):
 
 
 def describe(out):
-    return f"exit {out.returncode} after {out.seconds:.1f} s\n--- stderr:\n{out.stderr}\n--- stdout:\n{out.stdout[-2000:]}"
+    return (f"exit {out.returncode} after {out.seconds:.1f} s\n--- stderr:\n{out.stderr}\n"
+            f"--- stdout:\n{out.stdout[-2000:]}")
 
 
 def check_clean(case, out):

@@ -111,7 +111,8 @@ def test_where_leaves_other_platforms_out_with_the_reason():
     out = judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {"kind": "vcluster"})
     assert out["verdict"] == "not applicable"
     assert out["groups"][0]["reason"] == "needs kind cluster; this platform's is vcluster"
-    assert judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {"kind": "cluster"})["verdict"] == "reproduced"
+    judged = judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {"kind": "cluster"})
+    assert judged["verdict"] == "reproduced"
     # a fact the run did not record keeps the claim: judged, not silently dropped
     assert judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {})["verdict"] == "reproduced"
     assert unmet({"sockets": {"min": 2}}, {"sockets": 1}) == "needs sockets min 2; this platform has 1"
@@ -170,7 +171,8 @@ def test_environ_groups_a_claim_per_mpi_implementation():
     from crosstalk.claims.operands import with_environ
     cases = with_environ(perf[["experiment", "params", "environ"]].drop_duplicates()).assign(result="pass", reason=None)
     test = {"kind": "ratio", "group_by": ["environ"], "band": [None, 0.95],
-            "num": {"metric": "bandwidth", "select": {"threads": "@max"}}, "den": {"metric": "bandwidth", "select": {"threads": 1}}}
+            "num": {"metric": "bandwidth", "select": {"threads": "@max"}},
+            "den": {"metric": "bandwidth", "select": {"threads": 1}}}
     out = judge_claim(SPEC, claim(test), Table(perf), cases)
     assert {g["group"]: g["verdict"] for g in out["groups"]} == {"environ=mpich": "reproduced",
                                                                  "environ=ompi": "contradicted"}

@@ -2,9 +2,18 @@
 against the real xt-congestion in tests/bench/test_congestion.py."""
 import pytest
 
-from crosstalk.models.congestion_layout import (CONGESTORS, Fabric, canary_count, congested_links,
-                                                congestion_seed, flows, layout, members, shuffled)
 from crosstalk.errors import CrosstalkError
+from crosstalk.models.congestion_layout import (
+    CONGESTORS,
+    Fabric,
+    canary_count,
+    congested_links,
+    congestion_seed,
+    flows,
+    layout,
+    members,
+    shuffled,
+)
 from crosstalk.vcluster.topology import build
 
 MBIT = 1_000_000
@@ -101,8 +110,9 @@ def premise_holds(seed, nodes, host_of, fraction, kinds, fabric):
 
 
 #: shape -> how many layouts the planner gives for P2P incast alone and for all four congestors,
-#: over 2-16 hosts (a star's hosts with 2 and with 3 endpoints each) (100 Mbit/s nodes, 20 Mbit/s per congestor rank): fat trees up to 2:1 are
-#: too wide for what 2-16 congestor ranks send through one uplink, and are skipped at every size.
+#: over 2-16 hosts (a star's hosts with 2 and with 3 endpoints each; 100 Mbit/s nodes, 20 Mbit/s
+#: per congestor rank): fat trees up to 2:1 are too wide for what 2-16 congestor ranks send
+#: through one uplink, and are skipped at every size.
 SHAPES = {"star": (28, 13), "fattree:leaves=2,spines=1,oversub=1": (0, 0),
           "fattree:leaves=2,spines=2,oversub=2": (0, 0), "fattree:leaves=3,spines=1,oversub=4": (5, 0),
           "fattree:leaves=4,spines=2,oversub=8": (9, 6), "dragonfly:groups=2,routers=2,global=0.5": (11, 6),

@@ -5,9 +5,9 @@ import os
 import subprocess
 
 import pytest
+from xt_testing import REPO, venv_tool
 
 from crosstalk.configrender import render
-from xt_testing import REPO, venv_tool
 
 INVENTORY = REPO / "inventories" / "example-slurm"
 

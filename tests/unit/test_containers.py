@@ -3,8 +3,8 @@ import subprocess
 import sys
 
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.containers import DEF_FILE, INSTALL_SCRIPT, lint_def, parse_def
 from crosstalk.errors import InputError
 
@@ -22,7 +22,7 @@ def test_shipped_recipe_passes():
 def test_files_copies_bench_and_the_install_script():
     _, sections = parse_def(DEF_FILE)
     pairs = [text.split() for _, text in sections["files"] if text.strip()]
-    for source, dest in pairs:
+    for source, _dest in pairs:
         assert (REPO / source).exists(), source
     assert ["containers/install.sh", INSTALL_SCRIPT] in pairs
 

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pandas as pd
 import pytest
-
 from xt_testing import REPO, venv_tool
+
 from crosstalk import examples_root
 from crosstalk.compare import compare_tables, load_values
 from crosstalk.errors import InputError

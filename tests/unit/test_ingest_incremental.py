@@ -6,8 +6,8 @@ import shutil
 
 import pandas as pd
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk import examples_root, ingest, ingestcache
 from crosstalk.ingest import collect
 
@@ -63,7 +63,7 @@ def assert_same(got, want):
     for g, w in zip(got[:2], want[:2]):
         pd.testing.assert_frame_equal(g, w, check_exact=True)
         assert list(g.dtypes) == list(w.dtypes)
-        for column in g.columns[g.dtypes == object]:      # None stays None (not NaN), 7 stays 7
+        for column in g.columns[g.dtypes == "object"]:      # None stays None (not NaN), 7 stays 7
             assert list(map(repr, g[column])) == list(map(repr, w[column])), column
     assert got[2] == want[2]
 

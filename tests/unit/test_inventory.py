@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 import yaml
-
 from xt_testing import REPO, venv_tool
+
 from crosstalk.configrender import render
 from crosstalk.errors import InputError
 from crosstalk.inventory import load_system

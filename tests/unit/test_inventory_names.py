@@ -7,8 +7,8 @@ import subprocess
 import time
 
 import pytest
-
 from xt_testing import REPO, venv_tool
+
 from crosstalk.errors import CrosstalkError
 from crosstalk.proc import run
 

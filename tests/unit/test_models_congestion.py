@@ -92,6 +92,7 @@ def test_impacts_from_parsed_gpcnet_output():
     # network_load_test fixture (10 nodes): paper definition, P2P Lat p99 CI = loaded p99 / isolated avg
     # = 2664.1 / 24.4 = 109.18 (the tool prints 61.5X = 2664.1 / 43.3, its p99/p99)
     from xt_testing import REPO
+
     from crosstalk.models.congestion import impacts_from_records
     from crosstalk.parsers import gpcnet
     recs = gpcnet.parse(REPO / "tests/fixtures/upstream/gpcnet/network_load_test_10nodes_1ppn.stdout.txt")

@@ -2,8 +2,9 @@
 import re
 import subprocess
 
-from crosstalk import mpich
 from xt_testing import REPO
+
+from crosstalk import mpich
 
 
 def test_bootstrap_installs_the_pinned_mpich():

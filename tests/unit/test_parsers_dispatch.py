@@ -1,7 +1,7 @@
 """crosstalk.parsers.parse dispatches by tool name; shared helpers."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import TOOLS, parse, slug
 

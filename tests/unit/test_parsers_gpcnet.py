@@ -1,7 +1,7 @@
 """GPCNeT stdout parser on the real fixtures (tests/fixtures/upstream/gpcnet) and broken variants."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.models.congestion import congestion_impact
 from crosstalk.parsers import gpcnet

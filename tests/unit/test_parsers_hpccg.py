@@ -1,8 +1,8 @@
 """HPCCG 1.0 output parser (its own not-quite-YAML) on the real fixtures (tests/fixtures/upstream/hpccg)."""
 import pytest
 import yaml
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import hpccg
 

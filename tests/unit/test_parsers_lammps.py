@@ -1,7 +1,7 @@
 """LAMMPS log / screen parser on the real fixtures (tests/fixtures/upstream/lammps)."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import lammps
 

@@ -1,8 +1,8 @@
 """perftest ib_write_bw: the real no-device errors (tests/fixtures/upstream/perftest) and the
 bandwidth table (written here from perftest's documented layout: this machine has no RDMA device)."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import perftest
 

@@ -1,7 +1,7 @@
 """RMA-MT parser on the real fixtures (tests/fixtures/upstream/rma-mt): CSV, stdout and failures."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import rmamt
 

@@ -1,7 +1,7 @@
 """STREAM 5.10 stdout parser on the real fixtures (tests/fixtures/upstream/stream)."""
 import pytest
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.parsers import stream
 
@@ -37,12 +37,12 @@ def test_broken_variants():
     path = DIR / "stream_c_80M_ntimes20_omp1.stdout.txt"
     text = path.read_text()
     lines = text.splitlines(keepends=True)
-    cut = next(i for i, l in enumerate(lines) if l.startswith("Solution Validates"))
+    cut = next(i for i, line in enumerate(lines) if line.startswith("Solution Validates"))
     for n in range(cut):                         # every cut before the validation line
         with pytest.raises(InputError):
             stream.parse(path, "".join(lines[:n]))
     with pytest.raises(InputError, match="truncated: missing Add, Triad"):
-        stream.parse(path, "".join(l for l in lines if not l.startswith(("Add:", "Triad:"))))
+        stream.parse(path, "".join(line for line in lines if not line.startswith(("Add:", "Triad:"))))
     with pytest.raises(InputError, match="malformed Scale row"):
         stream.parse(path, text.replace("0.066127     0.062643", "0.066127", 1))
     with pytest.raises(InputError, match="line 30: truncated: last line has no end of line"):

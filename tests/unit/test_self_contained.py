@@ -5,7 +5,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from xt_testing import REPO
 
 # Character classes, so that this pattern does not match its own source text.

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 import yaml
-
 from xt_testing import REPO
+
 from crosstalk.errors import InputError
 from crosstalk.spackenv import SPECS_FILE, load_specs, package_name, render_spack_env
 

@@ -1,8 +1,8 @@
 """Experiment specs: every shipped spec validates; bad specs give one line naming file and field."""
 import pytest
 import yaml
-
 from xt_testing import REPO
+
 from crosstalk.bibliography import bibliography, citation, short_citation
 from crosstalk.errors import InputError
 from crosstalk.specs import all_specs, load_spec_file

@@ -8,7 +8,6 @@ bounds the wait itself, listed below with the reason.
 import ast
 
 import pytest
-
 from xt_testing import REPO
 
 SOURCES = [p for d in ("crosstalk", "reframe-tests", "workflows", "scripts")

@@ -82,8 +82,9 @@ def test_vcluster_machines_lists_every_target_with_its_balance_and_source():
     import json
     import subprocess
 
-    from crosstalk.machines import all_machines
     from xt_testing import venv_tool
+
+    from crosstalk.machines import all_machines
     out = subprocess.run([venv_tool("crosstalk"), "vcluster", "machines", "--json"], capture_output=True,
                          text=True, timeout=60)
     rows = {r["id"]: r for r in json.loads(out.stdout)}

@@ -5,11 +5,11 @@ import shutil
 
 import pytest
 import yaml
+from vcluster_fixtures import INVENTORY
 
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.vcluster import VCluster
 from crosstalk.vcluster.topology import build
-from vcluster_fixtures import INVENTORY
 
 NODES = [f"n{i}" for i in range(1, 13)]
 GBIT = 10**9

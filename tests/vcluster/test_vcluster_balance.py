@@ -7,12 +7,12 @@ import os
 import subprocess
 
 import pytest
+from vcluster_fixtures import INVENTORY, skip_unless_root
+from xt_testing import venv_tool
 
 from crosstalk.machines import load, ratios
 from crosstalk.vcluster.balance import build_triad, cgroup_cpu_root, triad_argv, triad_of
 from crosstalk.vcluster.linkbench import iperf_flows
-from vcluster_fixtures import INVENTORY, skip_unless_root
-from xt_testing import venv_tool
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 #: A machine whose ratio this kind of host reaches with links of 500 Mbit/s (a few % of a core).

@@ -3,10 +3,10 @@ import shutil
 
 import pytest
 import yaml
+from vcluster_fixtures import INVENTORY
 
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.vcluster import VCluster, format_rate, parse_rate, tbf_burst
-from vcluster_fixtures import INVENTORY
 
 # Inventory reading only: no cluster is brought up (fast tier).
 

@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from vcluster_fixtures import (  # noqa: F401
-    INVENTORY, REPO, compile_mpi, isolated, pingpong_src, skip_unless_root)
+from vcluster_fixtures import INVENTORY, REPO, compile_mpi, skip_unless_root
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 ISO = ["--name", "vclt", "--subnet", "198.19.0.0/24"]

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from vcluster_fixtures import INVENTORY, compile_mpi
 
 from crosstalk import mpich
-from vcluster_fixtures import INVENTORY, compile_mpi, login_report, pingpong_src, vcluster  # noqa: F401
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
@@ -67,7 +67,7 @@ def test_the_rendered_config_offers_both_mpis_on_both_partitions():
 
 
 @pytest.mark.parametrize("partition", ["mpi", "slurm"])
-def test_an_rma_mt_case_passes_under_both_mpis(login_report, partition):  # noqa: F811
+def test_an_rma_mt_case_passes_under_both_mpis(login_report, partition):
     report = login_report
     cases = [tc for run in report["runs"] for tc in run["testcases"]
              if tc["name"].startswith("RmaMt") and tc["partition"] == partition]

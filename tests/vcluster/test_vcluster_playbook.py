@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from vcluster_fixtures import REPO, skip_unless_root
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]

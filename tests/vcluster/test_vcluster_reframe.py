@@ -1,13 +1,11 @@
 """ReFrame on the login node n1: the STREAM slice as a Slurm job (vcluster:slurm) and via mpirun."""
 import pytest
 
-from vcluster_fixtures import login_report, vcluster  # noqa: F401
-
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("partition", ["slurm", "mpi"])
-def test_reframe_stream_on_partition(vcluster, login_report, partition):  # noqa: F811
+def test_reframe_stream_on_partition(vcluster, login_report, partition):
     cases = [tc for run in login_report["runs"] for tc in run["testcases"]
              if tc["name"].startswith("StreamTriad") and tc["partition"] == partition]
     ran = [tc for tc in cases if tc["result"] != "skip"]

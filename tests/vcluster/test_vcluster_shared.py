@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from vcluster_fixtures import compile_mpi, pingpong_src, vcluster  # noqa: F401
+from vcluster_fixtures import compile_mpi
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 VENV_BIN = Path(sys.executable).parent

@@ -165,6 +165,7 @@ PHASES = {"scratch": "from scratch (no cache)", "first": "first, into the cache"
 def time_collect(phase, results):
     """One collection in this (fresh) process: prints its seconds and the process's peak RSS."""
     import resource
+
     from crosstalk.ingest import collect
     from crosstalk.ingestcache import CACHE_NAME
     cache = results / CACHE_NAME

@@ -1,8 +1,7 @@
 import os
 
-from spack_repo.builtin.build_systems.cmake import CMakePackage
-
 from spack.package import *
+from spack_repo.builtin.build_systems.cmake import CMakePackage
 
 #: The crosstalk checkout this recipe lives in (spack-envs/repo/packages/crosstalk-bench/).
 _CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))

@@ -1,8 +1,7 @@
 # The builtin recipe only knows the moving "master" branch; pin the commit that builds with
 # GCC >= 10 (upstream 476e0c3 fixed the -fno-common duplicate definitions; c56fd95 is its successor).
-from spack_repo.builtin.packages.gpcnet.package import Gpcnet as BuiltinGpcnet
-
 from spack.package import *
+from spack_repo.builtin.packages.gpcnet.package import Gpcnet as BuiltinGpcnet
 
 
 class Gpcnet(BuiltinGpcnet):

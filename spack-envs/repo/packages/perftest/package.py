@@ -1,6 +1,5 @@
-from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
-
 from spack.package import *
+from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
 
 
 class Perftest(AutotoolsPackage):
