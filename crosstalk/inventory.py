@@ -117,13 +117,6 @@ def load_vars(inventory_dir):
     return dict(_export(inventory).get("all", {}).get("vars", {}))
 
 
-def load_hosts(inventory_dir):
-    """Groups and their hosts (``{group: [host, ...]}``) plus ``_meta`` host variables."""
-    data = _export(resolve_inventory(inventory_dir))
-    groups = {g: v.get("hosts", []) for g, v in data.items() if g != "_meta"}
-    return groups, data.get("_meta", {}).get("hostvars", {})
-
-
 def defining_file(inventory, var):
     """The group_vars file that defines ``var`` (for error messages), else the inventory."""
     for path in _yaml_files(inventory):

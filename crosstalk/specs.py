@@ -85,12 +85,6 @@ class Spec:
                 return metric
         raise InputError(self.path, "metrics", f"no metric named {name!r}")
 
-    def instrument(self, name):
-        for inst in self.data["instruments"]:
-            if inst["name"] == name:
-                return inst
-        raise InputError(self.path, "instruments", f"no instrument named {name!r}")
-
 
 #: Parameter and setting values go on job command lines (ReFrame writes them into shell scripts):
 #: words only, no shell metacharacters or whitespace.
