@@ -22,7 +22,7 @@ from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.ingest import PERF_COLUMNS, collect, load_run
 from crosstalk.models import stats
 from crosstalk.report import format_number
-from crosstalk.specs import all_specs
+from crosstalk.specs import better_direction
 
 KEY = ["system", "host_class", "experiment", "test", "partition", "params", "metric"]
 #: Columns compare reads from a table.
@@ -63,12 +63,8 @@ def _without_repeat(params):
     return json.dumps({k: v for k, v in json.loads(params).items() if k != "repeat"}, sort_keys=True)
 
 
-def _better(metric_index, experiment, metric):
-    return metric_index.get((experiment, metric), "higher")
-
-
 def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
-    metric_index = {(s.name, m["name"]): m["better"] for s in all_specs() for m in s.data["metrics"]}
+    better_of = better_direction()
     frames = []
     for df in (baseline, candidate):
         df = df.copy()
@@ -84,7 +80,7 @@ def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
             continue
         system, host_class, experiment, test, partition, params, metric = key
         verdict = stats.compare(b["value"].to_numpy(), c["value"].to_numpy(),
-                                better=_better(metric_index, experiment, metric), alpha=alpha,
+                                better=better_of(experiment, metric), alpha=alpha,
                                 min_effect=min_effect)
         results.append({"system": system, "host_class": host_class, "experiment": experiment,
                         "test": test, "partition": partition,

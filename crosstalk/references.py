@@ -23,7 +23,7 @@ import yaml
 from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import InputError
-from crosstalk.specs import all_specs
+from crosstalk.specs import better_direction
 
 DEFAULT_K = 3.0
 DEFAULT_MIN_MARGIN = 0.05
@@ -47,15 +47,6 @@ def reference_file(system, host_class, directory=None):
 
 def calibrate_command(system, run_ids):
     return f"crosstalk refs calibrate --system {system} --runs {' '.join(run_ids)} [more run ids]"
-
-
-def _better(experiment, metric):
-    for spec in all_specs():
-        if spec.name == experiment:
-            for m in spec.data["metrics"]:
-                if m["name"] == metric:
-                    return m["better"]
-    return "higher"
 
 
 def tolerance(values, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN):
@@ -127,13 +118,14 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
         groups[key]["values"].append(r["value"])
 
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
+    better_of = better_direction()
     tests = {}
     for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
         values = [v for v in g["values"] if np.isfinite(v)]
         if not values:
             continue
         tol = round(tolerance(values, k, min_margin), 4)
-        better = _better(g["experiment"], metric)
+        better = better_of(g["experiment"], metric)
         ref = [float(f"{np.median(values):.6g}"), *thresholds(float(np.median(values)), tol, better), g["unit"]]
         entry = tests.setdefault(test, {"$index": ["$partition", "$environ", *[p for p, _ in params]]})
         node = entry.setdefault(partition, {}).setdefault(environ, {})

@@ -204,3 +204,10 @@ def load_spec(name):
 
 def all_specs():
     return [load_spec(p.stem) for p in sorted(EXPERIMENTS_DIR.glob("*.yaml"))]
+
+
+def better_direction():
+    """``better(experiment, metric)``: 'higher' or 'lower', as the experiment's spec says; 'higher'
+    for a metric no spec declares (a plain ReFrame run's performance variables)."""
+    index = {(s.name, m["name"]): m["better"] for s in all_specs() for m in s.data["metrics"]}
+    return lambda experiment, metric: index.get((experiment, metric), "higher")
