@@ -13,7 +13,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
 from crosstalk.models.congestion import congestion_impact
-from crosstalk.models.congestion_layout import Fabric, canary_count, congestion_seed, shuffled
+from crosstalk.models.congestion_layout import CONGESTORS, Fabric, canary_count, congestion_seed, shuffled
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from crosstalk.vcluster.topology import build as build_topology
@@ -27,7 +27,6 @@ from xtlib.records import records, result_value, tool_value
 
 SPEC = load_spec("congestion")
 INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
-CONGESTORS = ["a2a", "p2p_incast", "rma_incast", "rma_bcast"]
 #: metric prefix -> xt-congestion canary name and the kind of value (Eq 1 vs Eq 2)
 CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"),
             "allreduce": ("allreduce", "latency")}
@@ -143,7 +142,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
 
     @run_after("setup")
     def configure(self):
-        kinds = CONGESTORS if self.congestors == "all" else [self.congestors]
+        kinds = list(CONGESTORS) if self.congestors == "all" else [self.congestors]
         ppn = self.pport_value()
         per_host = 1
         fraction = float(self.setting("canary_fraction", 0.2))

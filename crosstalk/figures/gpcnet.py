@@ -10,10 +10,11 @@ import pandas as pd
 
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
 from crosstalk.models.congestion import app_impact, table2_impacts
+from crosstalk.models.congestion_layout import CONGESTORS
 
 EXPERIMENT = "congestion"
 TESTS = [("lat", "P2P latency (us)"), ("bw", "P2P BW+Sync (MiB/s/rank)"), ("allreduce", "Allreduce (us)")]
-CONGESTOR_ORDER = ["a2a", "p2p_incast", "rma_incast", "rma_bcast", "all"]
+CONGESTOR_ORDER = [*CONGESTORS, "all"]
 CONGESTOR_LABEL = {"a2a": "Alltoall", "p2p_incast": "P2P Incast", "rma_incast": "Put Incast",
                    "rma_bcast": "Get Bcast", "all": "all four"}
 

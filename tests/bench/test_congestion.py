@@ -79,6 +79,9 @@ def metric_is_bw(canary):
 def test_help_and_bad_arguments(bench_bin, mpi_env):
     res = run([str(bench_bin / KERNEL), "--help"], mpi_env)
     assert res.returncode == 0 and res.stdout.startswith("usage:") and "--congestors" in res.stdout
+    # the one Python list of congestors (crosstalk.models.congestion_layout) is the kernel's
+    from crosstalk.models.congestion_layout import CONGESTORS
+    assert f"subset of {','.join(CONGESTORS)} " in res.stdout
     for args, option in [
         (["--congestors", "a2a,bogus"], "--congestors"),
         (["--congestors", "a2a,,rma_bcast"], "--congestors"),

@@ -41,6 +41,13 @@ def test_default_cluster_keeps_the_specs_seed():
     assert congested_links(5, 8, lambda v: v % 4, 0.2, ["p2p_incast"], star(4)) == {"p2p_incast": {("in", "n4")}}
 
 
+def test_the_specs_congestors_are_the_kernels():
+    from crosstalk.specs import load_spec
+    spec = load_spec("congestion")
+    for profile in ("quick", "full"):
+        assert set(spec.profile(profile)["parameters"]["congestors"]) <= {*CONGESTORS, "all"}
+
+
 def test_members_are_dealt_round_robin_after_the_canaries():
     order = shuffled(12, 5)
     groups = members(5, 12, 0.2, list(CONGESTORS))
