@@ -19,9 +19,7 @@ import pandas as pd
 from crosstalk import runstatus
 from crosstalk.errors import InputError
 from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import encode as encode_facts
-from crosstalk.systemfacts import of_provenance as facts_of
-from crosstalk.systemfacts import topology_of
+from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of, topology_of
 
 
 def platform_of(system, host_class, origin="user"):

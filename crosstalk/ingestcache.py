@@ -33,11 +33,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crosstalk import errors as _errors
-from crosstalk import hostclass as _hostclass
-from crosstalk import ingest
-from crosstalk import runstatus as _runstatus
-from crosstalk import systemfacts as _systemfacts
+from crosstalk import (
+    errors as _errors,
+    hostclass as _hostclass,
+    ingest,
+    runstatus as _runstatus,
+    systemfacts as _systemfacts,
+)
 from crosstalk.errors import InputError
 
 #: The cache directory's name under a results directory (the workflow's default).

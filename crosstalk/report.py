@@ -134,8 +134,7 @@ def claim_tables(perf, cases, labels):
     (``labels``: platform -> its host class's label, in the order shown)."""
     platforms = list(labels)
     from crosstalk.claims import VERDICTS, counts, judge
-    from crosstalk.claims.present import citation as claim_citation
-    from crosstalk.claims.present import paper_text, summary, why
+    from crosstalk.claims.present import citation as claim_citation, paper_text, summary, why
     verdicts = judge(perf, cases)
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}

@@ -10,8 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, results_root, runstatus, uselock
-from crosstalk import resume as resume_mod
+from crosstalk import REPO_ROOT, __version__, results_root, resume as resume_mod, runstatus, uselock
 from crosstalk.configrender import render
 from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError

@@ -169,7 +169,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             self.num_tasks_per_node = per_host * ppn
             cores = self.current_partition.processor.num_cpus
             self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > cores,
-                         f"{self.num_tasks_per_node} ranks per host > {self.current_partition.processor.num_cpus} "
+                         f"{self.num_tasks_per_node} ranks per host > {cores} "
                          f"cores: Slurm would not place them")
         seed = int(self.setting("seed", 1))
         if self.layout in ("shared-links", "fabric"):

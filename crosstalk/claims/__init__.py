@@ -19,8 +19,7 @@ from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, effects, fit_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.specs import all_specs, load_spec
-from crosstalk.systemfacts import decode as decode_facts
-from crosstalk.systemfacts import unmet
+from crosstalk.systemfacts import decode as decode_facts, unmet
 
 #: Order of the overall verdicts: the first that any group has wins.
 _PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run", "not applicable")

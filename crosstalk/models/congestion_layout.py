@@ -102,10 +102,12 @@ class Fabric:
     def flow(self, a, b, host_of):
         """The links a flow from GPCNeT node ``a`` to node ``b`` crosses, its sender's included."""
         links = self.path(host_of(a), host_of(b))
-        if links and self.injection_bps:
-            self.capacity[("send", a)] = self.injection_bps
-            links = [("send", a), *links]
-        return links
+        return [("send", a), *links] if links and self.injection_bps else links
+
+    def capacities(self, nodes):
+        """Every link's rate, the ``nodes`` GPCNeT nodes' send links included."""
+        sends = {("send", v): self.injection_bps for v in range(nodes)} if self.injection_bps else {}
+        return {**self.capacity, **sends}
 
 
 def filled_links(paths, capacity):
@@ -133,7 +135,8 @@ def congested_links(seed, nodes, host_of, fraction, congestors, fabric):
     def paths(kind, group):
         return [fabric.flow(a, b, host_of) for a, b in flows(kind, group)]
     groups = members(seed, nodes, fraction, congestors)
-    filled = filled_links([p for kind, group in groups.items() for p in paths(kind, group)], fabric.capacity)
+    filled = filled_links([p for kind, group in groups.items() for p in paths(kind, group)],
+                          fabric.capacities(nodes))
     canaries = shuffled(nodes, seed)[:canary_count(fraction, nodes)]
     canary_links = {link for p in paths("canary", canaries) for link in p}
     return {kind: {link for p in paths(kind, group) for link in p} & canary_links & filled

@@ -104,12 +104,13 @@ def fair_rates(paths, capacity):
 def premise_holds(seed, nodes, host_of, fraction, kinds, fabric):
     groups = members(seed, nodes, fraction, kinds)
     party = [(kind, fabric.flow(a, b, host_of)) for kind, group in groups.items() for a, b in flows(kind, group)]
-    rates = fair_rates([p for _, p in party], fabric.capacity)
+    capacity = fabric.capacities(nodes)
+    rates = fair_rates([p for _, p in party], capacity)
     canaries = shuffled(nodes, seed)[:canary_count(fraction, nodes)]
     canary_links = {link for a, b in flows("canary", canaries) for link in fabric.flow(a, b, host_of)}
     for kind in groups:
         def filled(link):
-            return sum(r for r, (_, p) in zip(rates, party) if link in p) >= fabric.capacity[link] * (1 - 1e-6)
+            return sum(r for r, (_, p) in zip(rates, party) if link in p) >= capacity[link] * (1 - 1e-6)
         mine = {link for k, p in party if k == kind for link in p}
         if not any(filled(link) for link in mine & canary_links):
             return False
