@@ -5,17 +5,35 @@ from xt_testing import REPO, tool_env
 
 #: Fixtures that bring up or use a virtual cluster: a test that asks for one is in the cluster tier.
 CLUSTER_FIXTURES = {"vcluster", "isolated"}
+#: The machine each cluster fixture stands for (the shared cluster, the private cluster ``vclt``).
+FIXTURE_MACHINES = {"vcluster": "vcluster", "login_report": "vcluster", "isolated": "vclt"}
 
 
-@pytest.hookimpl(tryfirst=True)   # before -m selects on the markers
+def machine_of(item):
+    """The one machine a test runs experiments on (a cluster fixture it asks for, or its
+    ``machine`` marker), or None. Two would put it in two pytest workers' way at once."""
+    machines = {FIXTURE_MACHINES[f] for f in item.fixturenames if f in FIXTURE_MACHINES}
+    machines |= {m.args[0] for m in item.iter_markers("machine")}
+    if len(machines) > 1:
+        raise pytest.UsageError(f"{item.nodeid}: uses machines {sorted(machines)}: give each test one")
+    return machines.pop() if machines else None
+
+
+@pytest.hookimpl(tryfirst=True)   # before -m selects on the markers, and before xdist reads groups
 def pytest_collection_modifyitems(items):
     """Tiers (docs/testing.md): ``cluster`` for tests on a virtual cluster, ``slow`` as marked,
-    ``fast`` for every other test, so that a new test is fast unless it says otherwise."""
+    ``fast`` for every other test, so that a new test is fast unless it says otherwise.
+
+    Worker groups (pytest-xdist's ``--dist loadgroup``): the tests of one machine run on one
+    worker, one after the other (a system takes one run at a time; the shared cluster is brought
+    up and down by the worker that uses it); every other module runs on one worker, so its
+    module-scoped fixtures are made once."""
     for item in items:
         if CLUSTER_FIXTURES & set(item.fixturenames) and not item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.cluster)
         if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
             item.add_marker(pytest.mark.fast)
+        item.add_marker(pytest.mark.xdist_group(machine_of(item) or item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -92,6 +92,7 @@ def local_run(run_env_module):
     return env, run_dir, perf, loads
 
 
+@pytest.mark.machine("local")
 def test_impactb_and_compressionb_run_and_model_rho_local(local_run):
     _, run_dir, perf, loads = local_run
     # One host's loopback has no link for probes to queue on: under CompressionB they ran faster
@@ -103,6 +104,7 @@ def test_impactb_and_compressionb_run_and_model_rho_local(local_run):
         statistics.median(values(perf, "cb_injected_bw", LIGHT))
 
 
+@pytest.mark.machine("local")
 def test_report_draws_the_casas_figures(local_run):
     env, run_dir, _, _ = local_run
     results = Path(env["CROSSTALK_RESULTS_DIR"])

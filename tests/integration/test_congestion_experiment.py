@@ -27,10 +27,7 @@ TESTS = {"lat": "latency", "bw": "bandwidth", "allreduce": "latency"}
 
 
 @pytest.fixture(scope="module")
-def congestion_run(run_env_module, request):
-    from vcluster_fixtures import skip_unless_root
-    skip_unless_root()
-    request.getfixturevalue("vcluster")
+def congestion_run(run_env_module, vcluster):
     results = REPO / "build" / "test-congestion" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
     argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY,
@@ -133,6 +130,7 @@ def test_report_draws_the_gpcnet_figures(congestion_run):
         assert found and all(p.stat().st_size > 10_000 for p in found), fig
 
 
+@pytest.mark.machine("local")
 def test_one_host_run_reports_consistent_impacts(run_env):
     """System 'local' (no network: endpoints share one host): the quick canary case runs, 'all'
     is skipped with its reason, and the impacts follow from the reported values."""

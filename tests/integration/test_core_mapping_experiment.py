@@ -22,10 +22,8 @@ pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def mapping_run(run_env_module, request):
-    from vcluster_fixtures import skip_unless_root
-    skip_unless_root()
-    vc = request.getfixturevalue("vcluster")
+def mapping_run(run_env_module, vcluster):
+    vc = vcluster
     if shutil.which("lmp") is None:
         pytest.skip("lmp (LAMMPS) is not installed")
     results = REPO / "build" / "test-core-mapping" / uuid.uuid4().hex[:8]   # nodes have a private /tmp

@@ -23,10 +23,7 @@ FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
 
 
 @pytest.fixture(scope="module")
-def energy_run(run_env_module, request):
-    from vcluster_fixtures import skip_unless_root
-    skip_unless_root()
-    request.getfixturevalue("vcluster")
+def energy_run(run_env_module, vcluster):
     if shutil.which("lmp") is None:
         pytest.skip("lmp (LAMMPS) is not installed")
     results = REPO / "build" / "test-energy" / uuid.uuid4().hex[:8]   # nodes have a private /tmp

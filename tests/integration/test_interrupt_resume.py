@@ -169,6 +169,7 @@ def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, t
         shutil.rmtree(results, ignore_errors=True)
 
 
+@pytest.mark.machine("local")
 def test_ctrl_c_on_the_local_system(run_env_module, tmp_path):
     """The same stop on a ``local`` system (ReFrame's local scheduler on this host, no cluster):
     exit 130, no kernel left, the run resumable."""

@@ -17,7 +17,7 @@ from xt_testing import venv_tool
 
 from crosstalk.ingest import load_run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.machine("local")]
 
 SESSIONS = 7
 

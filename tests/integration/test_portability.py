@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 import yaml
-from vcluster_fixtures import REPO, copy_inventory, skip_unless_root
+from vcluster_fixtures import REPO, copy_inventory
 from xt_testing import venv_tool
 
 from crosstalk.ingest import collect, load_run
@@ -33,11 +33,9 @@ def only_run(results, system):
 
 # ------------------------------------------------------------------ a foreign host class
 @pytest.fixture(scope="module")
-def foreign(run_env_module, request):
+def foreign(run_env_module, vcluster):
     """Results and references under build/ (the nodes' /tmp is their own); references exist only
     for another host class (the shipped example's), none for this one."""
-    skip_unless_root()
-    request.getfixturevalue("vcluster")
     work = REPO / "build" / "test-portability" / uuid.uuid4().hex[:8]
     refs = work / "refs" / "vcluster"
     refs.mkdir(parents=True)
@@ -117,10 +115,8 @@ SECOND = {"name": "vcport", "nodes": 6, "subnet": "198.19.6.0/24", "rate": "500m
 
 
 @pytest.fixture(scope="module")
-def second_cluster(run_env_module, request):
+def second_cluster(run_env_module, vcluster):   # both clusters up side by side
     """inventories/vcluster copied and edited as a site would: name, node list, subnet, rate."""
-    skip_unless_root()
-    request.getfixturevalue("vcluster")      # both clusters up side by side
     work = REPO / "build" / "test-second-cluster" / uuid.uuid4().hex[:8]
     inv = copy_inventory(work, SECOND["name"], SECOND["subnet"], SECOND["nodes"], SECOND["rate"])
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"))

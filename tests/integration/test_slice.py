@@ -7,7 +7,7 @@ import pytest
 import yaml
 from xt_testing import venv_tool
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.machine("local")]
 
 
 def crosstalk(*args, env, check=True):
