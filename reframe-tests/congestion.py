@@ -23,7 +23,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
-from xtlib.records import records, result_value, tool_value
+from xtlib.records import records, result_value, round_median, tool_value
 
 SPEC = load_spec("congestion")
 INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
@@ -194,7 +194,8 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
             "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
-            "--bw-iterations", str(self.setting("bw_iterations", 8)),
+            "--bw-iterations", str(self.setting("bw_iterations", 8)), "--rounds", str(self.rounds),
+            "--congestor-iterations", str(self.setting("congestor_iterations", 512)),
             "--canary-fraction", str(fraction), "--seed", str(seed), "--ppn", str(ppn)]
         if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
@@ -210,10 +211,15 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         if self.layout in ("shared-links", "fabric"):
             self.shape_fabric(self.hosts, self.host_rate)
 
+    @property
+    def rounds(self):
+        """Isolated-then-congested rounds in the job (1: GPCNeT's single pass)."""
+        return int(self.setting("rounds", 1))
+
     def canary_value(self, prefix, phase, stat):
         name, _ = CANARIES[prefix]
         metric = "bandwidth" if prefix == "bw" else "latency"
-        return result_value(self.stdout, metric, stat, canary=name, phase=phase)
+        return round_median(self.stdout, metric, stat, self.rounds, canary=name, phase=phase)
 
     @sn.deferrable
     def canaries_apart(self):
@@ -242,8 +248,10 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
                        self.canaries_apart(), self.links_stayed_shaped()])
 
     def canary_impact(self, prefix, suffix):
+        """The median of the rounds' impacts: each round's congested phase over its own isolated
+        one, so drift of the shared host between rounds cancels."""
         stat = "avg" if suffix == "avg" else "p99"
-        return result_value(self.stdout, IMPACTS[suffix], stat, canary=CANARIES[prefix][0])
+        return round_median(self.stdout, IMPACTS[suffix], stat, self.rounds, canary=CANARIES[prefix][0])
 
     @run_after("setup")
     def add_congestor_bw(self):

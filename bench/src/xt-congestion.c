@@ -15,13 +15,17 @@
  *   8/1, 200/1; --bw-iterations changes the 8); the --time-limit is agreed (MPI_MIN of
  *   elapsed time over all canaries) before every ring, not only every measurement, so slow
  *   oversubscribed runs stay near the limit.
- * Congestors (section 3.2), 4 KiB messages, 512 iterations per measurement: pairwise-exchange
- *   all-to-all (a2a), P2P incast to sub-communicator rank 0 (p2p_incast), MPI_Put incast
- *   (rma_incast) and MPI_Get broadcast from rank 0 (rma_bcast), both in a lock_all epoch with
- *   MPI_Win_flush per operation. Between measurements each congestor sub-communicator agrees
- *   (Allreduce) whether the canaries have finished (an MPI_Ibarrier on MPI_COMM_WORLD).
+ * Congestors (section 3.2), 4 KiB messages, 512 iterations per measurement (as GPCNeT;
+ *   --congestor-iterations changes it): pairwise-exchange all-to-all (a2a), P2P incast to
+ *   sub-communicator rank 0 (p2p_incast), MPI_Put incast (rma_incast) and MPI_Get broadcast
+ *   from rank 0 (rma_bcast), both in a lock_all epoch with MPI_Win_flush per operation.
+ *   Between measurements each congestor sub-communicator agrees (Allreduce) whether the
+ *   canaries have finished (an MPI_Ibarrier on MPI_COMM_WORLD).
  * Sequence (section 3.3): all canary tests isolated; then per canary test: congestors warm up
  *   one measurement, release the canaries (barrier), run until the canaries are done.
+ *   --rounds K repeats the sequence K times in one job (isolated, congested, isolated, ...): K
+ *   paired samples whose pairs are close in time, so drift of a shared host cancels in each
+ *   pair's impact. Every result names its round.
  * Report: average and 99th percentile of every canary isolated and congested (bandwidth tail
  *   = bytes / 99th percentile of iteration time, the slow side, as GPCNeT prints it) and the
  *   congestion impact under three labelled definitions (bandwidth inverted):
@@ -43,7 +47,6 @@
 
 #define KERNEL "xt-congestion"
 #define CONG_MSG 4096
-#define CONG_ITERS 512
 #define RINGS 30
 #define BW_MSG (128 * 1024)
 #define BW_MSGS 8 /* per neighbour and direction */
@@ -67,10 +70,11 @@ static struct {
     long long ppn;
     double canary_fraction, time_limit;
     uint64_t seed;
-    long long bw_iters;
+    long long bw_iters, cong_iters, rounds;
     int use[NCONG], shared_nodes, table;
     char congestors[64];
-} cfg = {.canary_fraction = 0.2, .time_limit = 10, .seed = 1, .bw_iters = 8, .use = {1, 1, 1, 1},
+} cfg = {.canary_fraction = 0.2, .time_limit = 10, .seed = 1, .bw_iters = 8, .cong_iters = 512,
+         .rounds = 1, .use = {1, 1, 1, 1},
          .congestors = "a2a,p2p_incast,rma_incast,rma_bcast"};
 
 static void usage(void)
@@ -83,6 +87,11 @@ static void usage(void)
            "  --seed N               seed of the node shuffle and the random rings (default 1)\n"
            "  --bw-iterations N      bandwidth canary iterations per ring (default 8, as GPCNeT;\n"
            "                         fewer make a ring shorter where links are slow)\n"
+           "  --congestor-iterations N  messages per congestor measurement (default 512, as\n"
+           "                         GPCNeT); congestors check for the canaries' end between\n"
+           "                         measurements, so fewer end a congested phase sooner\n"
+           "  --rounds K             isolated then congested, K times in one job (default 1);\n"
+           "                         every result names its round (0 .. K-1)\n"
            "  --ppn N                ranks per node (PPort); checked against the detected layout\n"
            "  --allow-shared-nodes   testing only: every block of --ppn ranks (default 1) is a\n"
            "                         node, whatever MPI_Get_processor_name says\n"
@@ -124,7 +133,8 @@ static void parse_args(int argc, char **argv)
         {"time-limit", required_argument, 0, 'l'}, {"seed", required_argument, 0, 's'},
         {"ppn", required_argument, 0, 'p'},        {"allow-shared-nodes", no_argument, 0, 'a'},
         {"table", no_argument, 0, 'T'},            {"help", no_argument, 0, 'h'},
-        {"bw-iterations", required_argument, 0, 'b'},
+        {"bw-iterations", required_argument, 0, 'b'}, {"rounds", required_argument, 0, 'r'},
+        {"congestor-iterations", required_argument, 0, 'i'},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -138,6 +148,10 @@ static void parse_args(int argc, char **argv)
         case 's': cfg.seed = (uint64_t)xt_parse_int("--seed", optarg, 0, INT64_MAX); break;
         case 'p': cfg.ppn = xt_parse_int("--ppn", optarg, 1, 1 << 20); break;
         case 'b': cfg.bw_iters = xt_parse_int("--bw-iterations", optarg, 1, 1 << 20); break;
+        case 'i':
+            cfg.cong_iters = xt_parse_int("--congestor-iterations", optarg, 1, 1 << 20);
+            break;
+        case 'r': cfg.rounds = xt_parse_int("--rounds", optarg, 1, 1000); break;
         case 'a': cfg.shared_nodes = 1; break;
         case 'T': cfg.table = 1; break;
         case 'h': usage(); exit(0);
@@ -426,7 +440,7 @@ static double cong_iter(cong_ctx *c)
 static void cong_measurement(cong_ctx *c)
 {
     double t0 = xt_now(), bytes = 0;
-    for (int i = 0; i < CONG_ITERS; i++)
+    for (long long i = 0; i < cfg.cong_iters; i++)
         bytes += cong_iter(c);
     c->bytes += bytes;
     c->seconds += xt_now() - t0;
@@ -518,6 +532,7 @@ static double impact(int test, summary iso, summary con, int def)
 }
 
 static const layout *LAY;
+static long long ROUND; /* the round being measured (--rounds) */
 
 static void params(xt_json *j)
 {
@@ -529,6 +544,8 @@ static void params(xt_json *j)
     xt_json_num(j, "canary_fraction", cfg.canary_fraction);
     xt_json_num(j, "time_limit_s", cfg.time_limit);
     xt_json_int(j, "bw_iterations", cfg.bw_iters);
+    xt_json_int(j, "rounds", cfg.rounds);
+    xt_json_int(j, "congestor_iterations", cfg.cong_iters);
     xt_json_int(j, "seed", (long long)cfg.seed);
     xt_json_bool(j, "shared_nodes", cfg.shared_nodes);
 }
@@ -537,6 +554,7 @@ static void emit(const char *metric, double value, const char *unit, const char 
                  const char *key, const char *name, const char *phase, long long samples)
 {
     xt_json *j = xt_json_begin(KERNEL, "result");
+    xt_json_int(j, "round", ROUND);
     xt_json_str(j, "metric", metric);
     xt_json_num(j, "value", value);
     xt_json_str(j, "unit", unit);
@@ -614,6 +632,90 @@ static void emit_info(const layout *L)
     xt_json_emit(j);
 }
 
+/* One round: every canary test isolated, then each under the congestors; emits its results. */
+static void run_round(const layout *L, canary_ctx *cc, cong_ctx *gc, int rank, int nranks)
+{
+    int is_canary = L->my_role == ROLE_CANARY;
+    /* Isolated: every canary test with the congestor nodes idle. */
+    summary iso[NCANARY], con[NCANARY];
+    for (int t = 0; t < NCANARY; t++) {
+        vec s = {0};
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (is_canary)
+            run_canary(t, cc, &s);
+        iso[t] = summarise(t, &s, rank, nranks);
+        free(s.v);
+        if (rank == 0)
+            emit_canary(t, "isolated", iso[t]);
+    }
+    /* Congested: per canary test, congestors warm up, release the canaries and run until the
+     * canaries enter the closing Ibarrier. */
+    for (int t = 0; t < NCANARY; t++) {
+        vec s = {0};
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (is_canary) {
+            MPI_Barrier(MPI_COMM_WORLD); /* wait for the congestors' warm-up */
+            run_canary(t, cc, &s);
+            MPI_Request done;
+            MPI_Ibarrier(MPI_COMM_WORLD, &done);
+            MPI_Wait(&done, MPI_STATUS_IGNORE);
+        } else {
+            run_congestor(gc);
+        }
+        con[t] = summarise(t, &s, rank, nranks);
+        free(s.v);
+        /* congestor rates: sum of bytes and of per-rank rates per congestor kind */
+        double mine[2 * NCONG] = {0}, sum[2 * NCONG];
+        if (!is_canary && gc->seconds > 0 && gc->bytes > 0) {
+            mine[2 * gc->kind] = gc->bytes / gc->seconds / (1024.0 * 1024.0);
+            mine[2 * gc->kind + 1] = 1;
+        }
+        MPI_Reduce(mine, sum, 2 * NCONG, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank != 0)
+            continue;
+        emit_canary(t, "congested", con[t]);
+        for (int k = 0; k < NCONG; k++) {
+            if (!cfg.use[k] || sum[2 * k + 1] == 0)
+                continue;
+            xt_json *j = xt_json_begin(KERNEL, "result");
+            xt_json_int(j, "round", ROUND);
+            xt_json_str(j, "metric", "congestor_bandwidth");
+            xt_json_num(j, "value", sum[2 * k] / sum[2 * k + 1]);
+            xt_json_str(j, "unit", "MiB/s/rank");
+            xt_json_str(j, "stat", "avg");
+            xt_json_str(j, "congestor", cong_names[k]);
+            xt_json_str(j, "label", cong_labels[k]);
+            xt_json_str(j, "during", canary[t].name);
+            xt_json_int(j, "ranks", (long long)sum[2 * k + 1]);
+            params(j);
+            xt_json_emit(j);
+        }
+    }
+
+    if (rank == 0) {
+        for (int t = 0; t < NCANARY; t++)
+            for (int d = 0; d < NCI; d++)
+                emit(ci_defs[d].metric, impact(t, iso[t], con[t], d), "x", ci_defs[d].stat,
+                     "canary", canary[t].name, NULL, -1);
+        if (cfg.table) {
+            fprintf(stderr, "%s: round %lld: %d nodes x %d ppn, %d canary nodes, "
+                    "%d congestor nodes (%s)\n", KERNEL, ROUND, L->nnodes, L->ppn, L->ncanary,
+                    L->ncong_nodes, cfg.congestors);
+            print_table("Isolated Network Tests", iso);
+            print_table("Network Tests running with Congestion Tests", con);
+            fprintf(stderr, "Congestion Impact%34s", "");
+            for (int d = 0; d < NCI; d++)
+                fprintf(stderr, " %16s", ci_defs[d].metric);
+            for (int t = 0; t < NCANARY; t++) {
+                fprintf(stderr, "\n  %-48s", canary[t].label);
+                for (int d = 0; d < NCI; d++)
+                    fprintf(stderr, " %15.2fX", impact(t, iso[t], con[t], d));
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     xt_set_prog(KERNEL);
@@ -653,82 +755,8 @@ int main(int argc, char **argv)
     if (rank == 0)
         emit_info(&L);
 
-    /* Isolated: every canary test with the congestor nodes idle. */
-    summary iso[NCANARY], con[NCANARY];
-    for (int t = 0; t < NCANARY; t++) {
-        vec s = {0};
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (is_canary)
-            run_canary(t, &cc, &s);
-        iso[t] = summarise(t, &s, rank, nranks);
-        free(s.v);
-        if (rank == 0)
-            emit_canary(t, "isolated", iso[t]);
-    }
-    /* Congested: per canary test, congestors warm up, release the canaries and run until the
-     * canaries enter the closing Ibarrier. */
-    for (int t = 0; t < NCANARY; t++) {
-        vec s = {0};
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (is_canary) {
-            MPI_Barrier(MPI_COMM_WORLD); /* wait for the congestors' warm-up */
-            run_canary(t, &cc, &s);
-            MPI_Request done;
-            MPI_Ibarrier(MPI_COMM_WORLD, &done);
-            MPI_Wait(&done, MPI_STATUS_IGNORE);
-        } else {
-            run_congestor(&gc);
-        }
-        con[t] = summarise(t, &s, rank, nranks);
-        free(s.v);
-        /* congestor rates: sum of bytes and of per-rank rates per congestor kind */
-        double mine[2 * NCONG] = {0}, sum[2 * NCONG];
-        if (!is_canary && gc.seconds > 0 && gc.bytes > 0) {
-            mine[2 * gc.kind] = gc.bytes / gc.seconds / (1024.0 * 1024.0);
-            mine[2 * gc.kind + 1] = 1;
-        }
-        MPI_Reduce(mine, sum, 2 * NCONG, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (rank != 0)
-            continue;
-        emit_canary(t, "congested", con[t]);
-        for (int k = 0; k < NCONG; k++) {
-            if (!cfg.use[k] || sum[2 * k + 1] == 0)
-                continue;
-            xt_json *j = xt_json_begin(KERNEL, "result");
-            xt_json_str(j, "metric", "congestor_bandwidth");
-            xt_json_num(j, "value", sum[2 * k] / sum[2 * k + 1]);
-            xt_json_str(j, "unit", "MiB/s/rank");
-            xt_json_str(j, "stat", "avg");
-            xt_json_str(j, "congestor", cong_names[k]);
-            xt_json_str(j, "label", cong_labels[k]);
-            xt_json_str(j, "during", canary[t].name);
-            xt_json_int(j, "ranks", (long long)sum[2 * k + 1]);
-            params(j);
-            xt_json_emit(j);
-        }
-    }
-
-    if (rank == 0) {
-        for (int t = 0; t < NCANARY; t++)
-            for (int d = 0; d < NCI; d++)
-                emit(ci_defs[d].metric, impact(t, iso[t], con[t], d), "x", ci_defs[d].stat,
-                     "canary", canary[t].name, NULL, -1);
-        if (cfg.table) {
-            fprintf(stderr, "%s: %d nodes x %d ppn, %d canary nodes, %d congestor nodes (%s)\n",
-                    KERNEL, L.nnodes, L.ppn, L.ncanary, L.ncong_nodes, cfg.congestors);
-            print_table("Isolated Network Tests", iso);
-            print_table("Network Tests running with Congestion Tests", con);
-            fprintf(stderr, "Congestion Impact%34s", "");
-            for (int d = 0; d < NCI; d++)
-                fprintf(stderr, " %16s", ci_defs[d].metric);
-            for (int t = 0; t < NCANARY; t++) {
-                fprintf(stderr, "\n  %-48s", canary[t].label);
-                for (int d = 0; d < NCI; d++)
-                    fprintf(stderr, " %15.2fX", impact(t, iso[t], con[t], d));
-            }
-            fprintf(stderr, "\n");
-        }
-    }
+    for (ROUND = 0; ROUND < cfg.rounds; ROUND++)
+        run_round(&L, &cc, &gc, rank, nranks);
 
     if (is_canary) {
         free(cc.sbuf);

@@ -92,6 +92,8 @@ def test_help_and_bad_arguments(bench_bin, mpi_env):
         (["--seed", "-3"], "--seed"),
         (["--ppn", "0"], "--ppn"),
         (["--bw-iterations", "0"], "--bw-iterations"),
+        (["--rounds", "0"], "--rounds"),
+        (["--congestor-iterations", "0"], "--congestor-iterations"),
         (["extra"], "extra"),
     ]:
         res = run([str(bench_bin / KERNEL), *args], mpi_env)
@@ -164,6 +166,20 @@ def test_bw_iterations_set_the_bandwidth_canarys_ring(bench_bin, mpi_env):
     for r in records:
         if r.get("canary") == "rr_bw_sync" and "phase" in r:
             assert r["samples"] % (3 * canary_ranks) == 0, r
+
+
+def test_rounds_repeat_the_sequence_in_one_job(bench_bin, mpi_env):
+    """--rounds 3: isolated then congested, three times in one job; each round is a whole report
+    (every canary in both phases, every impact from that round's own values)."""
+    records = run_ok(bench_bin / KERNEL, 4, mpi_env, *SHARED, "--time-limit", "0.05",
+                     "--canary-fraction", "0.5", "--congestors", "a2a", "--rounds", "3",
+                     "--congestor-iterations", "16")
+    results = [r for r in records if r["type"] == "result"]
+    assert sorted({r["round"] for r in results}) == [0, 1, 2]
+    assert {(r["rounds"], r["congestor_iterations"]) for r in results} == {(3, 16)}
+    info = [r for r in records if r["type"] == "info"]
+    for k in range(3):
+        check_report(info + [r for r in results if r["round"] == k], ["a2a"])
 
 
 def test_seed_fixes_the_layout(bench_bin, mpi_env):

@@ -3,9 +3,10 @@
 Quick case on the ``slurm`` partition: xt-congestion with the P2P incast congestor (4 hosts x 2
 endpoints; the spec's seed puts the canaries on two hosts and the incast root beside one of them,
 so incast traffic queues in that canary host's shaped ingress link), and the LAMMPS victim
-isolated and under a Put incast into its first node. Three ReFrame sessions (--repeat 3)
-interleave the cases in time and medians are compared, so a burst of load from other engineers'
-jobs on the shared machine cannot fake or hide the effect. A case whose links another run
+isolated and under a Put incast into its first node. Each canary job pairs its isolated and
+congested phases over the spec's rounds (values are medians over them), and three ReFrame sessions
+(--repeat 3) interleave the cases in time, so a burst of load from other engineers' jobs on the
+shared machine cannot fake or hide the effect. A case whose links another run
 restored meanwhile fails its sanity check and is retried (--max-retries).
 """
 import json
@@ -14,16 +15,22 @@ import shutil
 import statistics
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk.ingest import load_run
+from crosstalk.ingest import attempt_reports, load_run
+from crosstalk.specs import load_spec
 
 pytestmark = pytest.mark.slow
 CANARY = "CongestionCanary%congestors=p2p_incast%pport=1"
-TESTS = {"lat": "latency", "bw": "bandwidth", "allreduce": "latency"}
+#: metric prefix -> xt-congestion's canary and its kind of value; impact suffix -> its metric
+CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"), "allreduce": ("allreduce", "latency")}
+IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
+#: the quick profile's rounds per job (isolated then congested, paired)
+ROUNDS = load_spec("congestion").setting("rounds", "quick")
 
 
 @pytest.fixture(scope="module")
@@ -76,30 +83,68 @@ def test_canaries_slower_under_incast(congestion_run):
     assert any(con > iso for iso, con in pairs), pairs
 
 
-def check_impacts(perf, expected_cases):
-    """Every CI equals its definition applied to the same case's reported values (Eq 1-2)."""
+def kernel_rounds(run_dir):
+    """{(case name, completion time): {round: {(metric, canary, phase, stat): value}}} from the job
+    output of every CongestionCanary case that passed (its ``outputdir``, in the run's reports)."""
+    found = {}
+    for report, _ in attempt_reports(run_dir):
+        for session in json.loads(report.read_text())["runs"]:
+            for case in session["testcases"]:
+                if not case["name"].startswith("CongestionCanary") or case["result"] != "pass":
+                    continue
+                rounds = found.setdefault((case["name"], case["job_completion_time"]), {})
+                for line in (Path(case["outputdir"]) / "rfm_job.out").read_text().splitlines():
+                    rec = json.loads(line) if line.startswith("{") else {}
+                    if rec.get("type") == "result" and "canary" in rec:
+                        key = (rec["metric"], rec["canary"], rec.get("phase"), rec["stat"])
+                        rounds.setdefault(rec["round"], {})[key] = rec["value"]
+    return found
+
+
+def check_impacts(run_dir, perf, expected_cases):
+    """Every round's impact is its definition (Eq 1-2) applied to that round's own isolated and
+    congested values, and every reported value is the median over the job's rounds."""
     rows = {}
     for r in perf:
         if r["test"] == "CongestionCanary":
-            rows.setdefault((r["case"], r["session"], r["time"]), {})[r["metric"]] = r["value"]
-    assert len(rows) == expected_cases
-    for values in rows.values():
-        for prefix, kind in TESTS.items():
-            iso_avg, iso_p99 = values[f"{prefix}_isolated_avg"], values[f"{prefix}_isolated_p99"]
-            con_avg, con_p99 = values[f"{prefix}_congested_avg"], values[f"{prefix}_congested_p99"]
-            if kind == "latency":     # Eq 1: congested / isolated
-                want = {"avg": con_avg / iso_avg, "p99_tool": con_p99 / iso_p99, "p99_paper": con_p99 / iso_avg}
-            else:                     # Eq 2: isolated / congested
-                want = {"avg": iso_avg / con_avg, "p99_tool": iso_p99 / con_p99, "p99_paper": iso_avg / con_p99}
-            for suffix, value in want.items():
-                assert math.isclose(values[f"ci_{prefix}_{suffix}"], value, rel_tol=1e-6), (prefix, suffix)
+            rows.setdefault((r["case"], r["time"]), {})[r["metric"]] = r["value"]
+    rounds_of = kernel_rounds(run_dir)
+    assert len(rows) == expected_cases and set(rows) == set(rounds_of)
+    for key, values in rows.items():
+        rounds = rounds_of[key]
+        assert sorted(rounds) == list(range(ROUNDS)), sorted(rounds)
+        for prefix, (canary, kind) in CANARIES.items():
+            metric = kind             # xt-congestion names a canary's values by their kind
+            reported = {}
+            for phase in ("isolated", "congested"):
+                for stat in ("avg", "p99"):
+                    per_round = [rounds[k][(metric, canary, phase, stat)] for k in rounds]
+                    assert math.isclose(values[f"{prefix}_{phase}_{stat}"], statistics.median(per_round),
+                                        rel_tol=1e-6), (prefix, phase, stat)
+            for k, got in rounds.items():
+                iso = {s: got[(metric, canary, "isolated", s)] for s in ("avg", "p99")}
+                con = {s: got[(metric, canary, "congested", s)] for s in ("avg", "p99")}
+                if kind == "latency":     # Eq 1: congested / isolated
+                    want = {"avg": con["avg"] / iso["avg"], "p99_tool": con["p99"] / iso["p99"],
+                            "p99_paper": con["p99"] / iso["avg"]}
+                else:                     # Eq 2: isolated / congested
+                    want = {"avg": iso["avg"] / con["avg"], "p99_tool": iso["p99"] / con["p99"],
+                            "p99_paper": iso["avg"] / con["p99"]}
+                for suffix, value in want.items():
+                    stat = "avg" if suffix == "avg" else "p99"
+                    got_ci = got[(IMPACTS[suffix], canary, None, stat)]
+                    assert math.isclose(got_ci, value, rel_tol=1e-6), (prefix, suffix, k)
+                    reported.setdefault(suffix, []).append(got_ci)
+            for suffix, per_round in reported.items():
+                assert math.isclose(values[f"ci_{prefix}_{suffix}"], statistics.median(per_round),
+                                    rel_tol=1e-6), (prefix, suffix)
 
 
 @pytest.mark.root
 @pytest.mark.cluster
 def test_impacts_follow_from_the_reported_values(congestion_run):
-    _, _, perf, _, _ = congestion_run
-    check_impacts(perf, 3)
+    _, run_dir, perf, _, _ = congestion_run
+    check_impacts(run_dir, perf, 3)
 
 
 @pytest.mark.root
@@ -147,7 +192,7 @@ def test_one_host_run_reports_consistent_impacts(run_env):
         assert by_result == {"pass", "skip"}
         skipped = [c for c in cases if c["result"] == "skip"]
         assert all("needs 10 GPCNeT nodes" in c["reason"] for c in skipped)
-        check_impacts(perf, len([c for c in cases if c["result"] == "pass"]))
+        check_impacts(run_dir, perf, len([c for c in cases if c["result"] == "pass"]))
         assert all(r["value"] > 0 for r in perf if r["metric"] == "congestor_bw")
     finally:
         shutil.rmtree(results, ignore_errors=True)

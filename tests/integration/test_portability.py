@@ -137,10 +137,17 @@ def second_runs(second_cluster):
     return stream, shaped, sorted((work / "results" / SECOND["name"] / "runs").iterdir())
 
 
+def failed_cases(run_dirs):
+    """(case, reason) of every failed case of the runs: the first thing a failure message needs
+    (the run's output tail is mostly the kernels' JSON lines)."""
+    return [(c["case"], c["reason"]) for run_dir in run_dirs for c in load_run(run_dir)[1]
+            if c["result"] == "fail"]
+
+
 def test_second_inventory_runs_stream_congestion_and_energy(second_runs, vcluster):
     stream, shaped, run_dirs = second_runs
-    assert stream.returncode == 0, stream.stdout[-3000:]
-    assert shaped.returncode == 0, shaped.stdout[-4000:]
+    assert stream.returncode == 0, (failed_cases(run_dirs), stream.stdout[-2000:])
+    assert shaped.returncode == 0, (failed_cases(run_dirs), shaped.stdout[-2000:])
     assert vcluster.is_up()            # the default cluster was left alone
     tests = {}
     for run_dir in run_dirs:
