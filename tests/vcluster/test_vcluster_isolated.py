@@ -27,10 +27,15 @@ def node_egress_bps(vc, node):
     return next(int(q["options"]["rate"]) * 8 for q in json.loads(out.stdout) if q["kind"] == "tbf")
 
 
-def pingpong_bps(vc, exe, attempts=3):
-    """Best of a few runs: other engineers' builds share the 2 cores and can only slow us."""
+def pingpong_bps(vc, exe, enough, attempts=6):
+    """Best of up to ``attempts`` runs, stopping once one reaches ``enough`` bit/s: other engineers'
+    builds and the other pytest worker share the 2 cores and can only slow a transfer, never speed
+    it past its link, so the best run estimates the link (a link shaped too slow never reaches
+    ``enough``; one not shaped at all still fails the upper bound)."""
     best = 0.0
     for _ in range(attempts):
+        if best >= enough:
+            break
         out = vc.exec("n1", ["mpirun", "-np", "2", str(exe), str(8 << 20), "5"],
                       capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
@@ -46,7 +51,7 @@ def test_pingpong_matches_configured_rate(isolated, pingpong_src):
     for width, configured in (("4X", 1e9), ("1X", 250e6)):
         with isolated.link_override({"n1": width, "n2": width}):
             assert isolated.link_state()["n2"]["tc_rate_bps"] == configured
-            measured[width] = pingpong_bps(isolated, exe)
+            measured[width] = pingpong_bps(isolated, exe, enough=0.95 * configured)
         print(f"{width}: {measured[width] / 1e6:.1f} Mbit/s of {configured / 1e6:.0f}")
         assert 0.90 <= measured[width] / configured <= 1.10, measured
     assert abs(measured["4X"] / measured["1X"] / 4 - 1) <= 0.10, measured
