@@ -12,7 +12,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
-from crosstalk.models.congestion import congestion_impact
+from crosstalk.models.congestion import CANARIES, IMPACTS, congestion_impact
 from crosstalk.models.congestion_layout import CONGESTORS, Fabric, canary_count, congestion_seed, shuffled
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
@@ -27,11 +27,6 @@ from xtlib.records import records, result_value, round_median, tool_value
 
 SPEC = load_spec("congestion")
 INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
-#: metric prefix -> xt-congestion canary name and the kind of value (Eq 1 vs Eq 2)
-CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"),
-            "allreduce": ("allreduce", "latency")}
-#: metric suffix -> xt-congestion's labelled impact (crosstalk.models.congestion.DEFINITIONS)
-IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
 LINKS_AFTER = "links.after"
 
 
@@ -217,8 +212,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         return int(self.setting("rounds", 1))
 
     def canary_value(self, prefix, phase, stat):
-        name, _ = CANARIES[prefix]
-        metric = "bandwidth" if prefix == "bw" else "latency"
+        name, metric = CANARIES[prefix]     # xt-congestion names a canary's values by their kind
         return round_median(self.stdout, metric, stat, self.rounds, canary=name, phase=phase)
 
     @sn.deferrable

@@ -3,10 +3,10 @@ import pytest
 from vcluster_fixtures import isolated, login_report, pingpong_src, vcluster  # noqa: F401  (fixtures of every module)
 from xt_testing import REPO, tool_env
 
-#: Fixtures that bring up or use a virtual cluster: a test that asks for one is in the cluster tier.
-CLUSTER_FIXTURES = {"vcluster", "isolated"}
-#: The machine each cluster fixture stands for (the shared cluster, the private cluster ``vclt``).
-FIXTURE_MACHINES = {"vcluster": "vcluster", "login_report": "vcluster", "isolated": "vclt"}
+#: Fixtures that bring up or use a virtual cluster (a test that asks for one is in the cluster tier),
+#: and the machine each stands for: the shared cluster, the private cluster ``vclt``. Fixtures built
+#: on them (``login_report``) count through pytest's fixture closure.
+FIXTURE_MACHINES = {"vcluster": "vcluster", "isolated": "vclt"}
 
 
 def machine_of(item):
@@ -29,7 +29,7 @@ def pytest_collection_modifyitems(items):
     up and down by the worker that uses it); every other module runs on one worker, so its
     module-scoped fixtures are made once."""
     for item in items:
-        if CLUSTER_FIXTURES & set(item.fixturenames) and not item.get_closest_marker("cluster"):
+        if FIXTURE_MACHINES.keys() & set(item.fixturenames) and not item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.cluster)
         if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
             item.add_marker(pytest.mark.fast)

@@ -17,6 +17,11 @@ DEFINITIONS = {
     "tool": {"avg": ("avg", "avg"), "p99": ("p99", "p99")},
     "paper": {"avg": ("avg", "avg"), "p99": ("p99", "avg")},
 }
+#: The perf variables' canary prefix -> xt-congestion's canary name and the kind of value (Eq 1 vs 2)
+CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"),
+            "allreduce": ("allreduce", "latency")}
+#: The perf variables' impact suffix -> xt-congestion's labelled impact (see DEFINITIONS)
+IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
 
 
 def ci_latency(congested, isolated):

@@ -22,13 +22,11 @@ from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
 from crosstalk.ingest import attempt_reports, load_run
+from crosstalk.models.congestion import CANARIES, IMPACTS
 from crosstalk.specs import load_spec
 
 pytestmark = pytest.mark.slow
 CANARY = "CongestionCanary%congestors=p2p_incast%pport=1"
-#: metric prefix -> xt-congestion's canary and its kind of value; impact suffix -> its metric
-CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"), "allreduce": ("allreduce", "latency")}
-IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
 #: the quick profile's rounds per job (isolated then congested, paired)
 ROUNDS = load_spec("congestion").setting("rounds", "quick")
 
@@ -113,17 +111,16 @@ def check_impacts(run_dir, perf, expected_cases):
     for key, values in rows.items():
         rounds = rounds_of[key]
         assert sorted(rounds) == list(range(ROUNDS)), sorted(rounds)
-        for prefix, (canary, kind) in CANARIES.items():
-            metric = kind             # xt-congestion names a canary's values by their kind
+        for prefix, (canary, kind) in CANARIES.items():   # a canary's values are named by their kind
             reported = {}
             for phase in ("isolated", "congested"):
                 for stat in ("avg", "p99"):
-                    per_round = [rounds[k][(metric, canary, phase, stat)] for k in rounds]
+                    per_round = [rounds[k][(kind, canary, phase, stat)] for k in rounds]
                     assert math.isclose(values[f"{prefix}_{phase}_{stat}"], statistics.median(per_round),
                                         rel_tol=1e-6), (prefix, phase, stat)
             for k, got in rounds.items():
-                iso = {s: got[(metric, canary, "isolated", s)] for s in ("avg", "p99")}
-                con = {s: got[(metric, canary, "congested", s)] for s in ("avg", "p99")}
+                iso = {s: got[(kind, canary, "isolated", s)] for s in ("avg", "p99")}
+                con = {s: got[(kind, canary, "congested", s)] for s in ("avg", "p99")}
                 if kind == "latency":     # Eq 1: congested / isolated
                     want = {"avg": con["avg"] / iso["avg"], "p99_tool": con["p99"] / iso["p99"],
                             "p99_paper": con["p99"] / iso["avg"]}
