@@ -42,11 +42,12 @@ def target_of(platform, partition, environ):
 
 #: One row per performance value. ``repeat`` is the test's repeat parameter, ``session`` the ReFrame
 #: session within the run (``--reruns N`` adds N sessions), ``sample`` the ordinal of the case's
-#: result within the run (also distinguishes ``--repeat`` copies).
+#: result within the run (also distinguishes ``--repeat`` copies), ``round`` the round of a job that
+#: measured its conditions in rounds (one row per round; 0 otherwise).
 PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment",
                 "test", "case", "params", "metric",
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
-                "run_id",
+                "round", "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "topology", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason and its platform's facts
 #: (crosstalk.systemfacts, JSON text: what claims' `where:` reads).
@@ -234,6 +235,7 @@ def load_run(run_dir, origin="user"):
         if not isinstance(perfvalues, dict):
             raise InputError(report_path, f"{case['name']}: perfvalues",
                              "not a mapping of performance variables")
+        rounds = _round_values(case, report_path)
         for key, values in perfvalues.items():
             try:
                 value, ref, lower, upper, unit, result = values[:6]
@@ -245,14 +247,15 @@ def load_run(run_dir, origin="user"):
                     raise InputError(report_path, f"{case['name']}: perfvalues.{key}",
                                      f"{what} {number!r} is not a number")
             has_ref = not (ref in (0, None) and lower is None and upper is None)
-            perf_rows.append({
-                **base, "metric": key.rsplit(":", 1)[-1],
-                "value": float(value) if value is not None else float("nan"), "unit": unit,
+            metric = key.rsplit(":", 1)[-1]
+            perf_rows += [{
+                **base, "metric": metric,
+                "value": float(v) if v is not None else float("nan"), "unit": unit,
                 "ref_value": float(ref) if has_ref else float("nan"),
                 "ref_lower": float(lower) if has_ref and lower is not None else float("nan"),
                 "ref_upper": float(upper) if has_ref and upper is not None else float("nan"),
                 "result": result, "repeat": int(params.get("repeat", 0)), "session": session,
-                "sample": sample,
+                "sample": sample, "round": r,
                 "nodes": ",".join(case.get("job_nodelist") or []),
                 "git_commit": prov.get("git_commit"),
                 "spec_hash": specs.get(experiment, {}).get("sha256"),
@@ -260,8 +263,20 @@ def load_run(run_dir, origin="user"):
                 "link_state": json.dumps(prov.get("link_state")) if prov.get("link_state") else None,
                 "topology": topology_of(prov),
                 "profile": prov.get("profile"),
-            })
+            } for r, v in enumerate(rounds.get(metric) or [value])]
     return perf_rows, case_rows
+
+
+def _round_values(case, report_path):
+    """``{metric: [value per round]}`` of a case measured in rounds (xtlib.rounds), else empty."""
+    rounds = case.get("round_values") or {}
+    field = f"{case['name']}: round_values"
+    if not isinstance(rounds, dict):
+        raise InputError(report_path, field, "not a mapping of performance variables to lists")
+    for metric, values in rounds.items():
+        if not isinstance(values, list) or not values or not all(_is_number(v) for v in values):
+            raise InputError(report_path, f"{field}.{metric}", "not a non-empty list of numbers")
+    return rounds
 
 
 def run_dirs(results_dir, systems=None):

@@ -114,14 +114,17 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
         # per environment too: each MPI implementation gets its own reference (ReFrame's $environ)
         key = (r["test"], f"{r['system']}:{r['partition']}", r["environ"], tuple(sorted(params.items())),
                r["metric"])
-        groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
-        groups[key]["values"].append(r["value"])
+        group = groups.setdefault(key, {"values": {}, "unit": r["unit"], "experiment": r["experiment"]})
+        # A case measured in rounds has a row per round; its reported value (which the reference
+        # checks) is their median.
+        group["values"].setdefault((str(r["run_dir"]), r["case"], r["session"], r["sample"]), []).append(r["value"])
 
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
     better_of = better_direction()
     tests = {}
     for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        values = [v for v in g["values"] if np.isfinite(v)]
+        values = [float(np.median(rounds)) for rounds in g["values"].values()]
+        values = [v for v in values if np.isfinite(v)]
         if not values:
             continue
         tol = round(tolerance(values, k, min_margin), 4)

@@ -23,7 +23,8 @@ from xtlib.experiment import XtExperiment
 from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
-from xtlib.records import records, result_value, round_median, tool_value
+from xtlib.records import records, result_value, round_values, tool_value
+from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("congestion")
 INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
@@ -68,6 +69,14 @@ class CanaryMetrics(rfm.RegressionTestPlugin):
     p99) and its congestion impact under both definitions. Subclasses read the values."""
     UNITS = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
 
+    @staticmethod
+    def value_name(prefix, phase, stat):
+        return f"{prefix}_{phase}_{stat}"
+
+    @staticmethod
+    def impact_name(prefix, suffix):
+        return f"ci_{prefix}_{suffix}"
+
     def canary_value(self, prefix, phase, stat):
         raise NotImplementedError
 
@@ -80,10 +89,10 @@ class CanaryMetrics(rfm.RegressionTestPlugin):
         for prefix, unit in self.UNITS.items():
             for phase in ("isolated", "congested"):
                 for stat in ("avg", "p99"):
-                    perf[f"{prefix}_{phase}_{stat}"] = sn.make_performance_function(
+                    perf[self.value_name(prefix, phase, stat)] = sn.make_performance_function(
                         self.canary_value(prefix, phase, stat), unit)
             for suffix in IMPACTS:
-                perf[f"ci_{prefix}_{suffix}"] = sn.make_performance_function(
+                perf[self.impact_name(prefix, suffix)] = sn.make_performance_function(
                     self.canary_impact(prefix, suffix), "x")
         self.perf_variables = perf
 
@@ -129,7 +138,7 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
 
 
 @rfm.simple_test
-class CongestionCanary(CanaryMetrics, CongestionBase):
+class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
     """xt-congestion: canaries isolated, then with the chosen congestors."""
     congestors = parameter(SPEC.parameter("congestors"))
     pport = parameter(SPEC.parameter("pport"))
@@ -213,7 +222,8 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
 
     def canary_value(self, prefix, phase, stat):
         name, metric = CANARIES[prefix]     # xt-congestion names a canary's values by their kind
-        return round_median(self.stdout, metric, stat, self.rounds, canary=name, phase=phase)
+        return self.over_rounds(self.value_name(prefix, phase, stat),
+                                round_values(self.stdout, metric, stat, self.rounds, canary=name, phase=phase))
 
     @sn.deferrable
     def canaries_apart(self):
@@ -245,7 +255,8 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         """The median of the rounds' impacts: each round's congested phase over its own isolated
         one, so drift of the shared host between rounds cancels."""
         stat = "avg" if suffix == "avg" else "p99"
-        return round_median(self.stdout, IMPACTS[suffix], stat, self.rounds, canary=CANARIES[prefix][0])
+        rounds = round_values(self.stdout, IMPACTS[suffix], stat, self.rounds, canary=CANARIES[prefix][0])
+        return self.over_rounds(self.impact_name(prefix, suffix), rounds)
 
     @run_after("setup")
     def add_congestor_bw(self):

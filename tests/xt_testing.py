@@ -22,3 +22,17 @@ def venv_tool(name):
 def tool_env():
     """Environment for subprocesses: the venv first on PATH."""
     return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
+
+
+def reported_values(perf, metric, test=None, **params):
+    """``[value]`` of ``metric`` per case sample, as ReFrame reported it: the median over the rows of
+    a case measured in rounds (the tidy table has one row per round), the row itself otherwise."""
+    import json
+    import statistics
+    rounds = {}
+    for r in perf:
+        if r["metric"] == metric and (test is None or r["test"] == test) and all(
+                json.loads(r["params"]).get(k) == v for k, v in params.items()):
+            key = (r["run_id"], r["case"], r["partition"], r["environ"], r["sample"])
+            rounds.setdefault(key, []).append(r["value"])
+    return [statistics.median(v) for v in rounds.values()]

@@ -18,10 +18,11 @@ import pandas as pd
 from crosstalk.ingest import NO_ENVIRON
 from crosstalk.systemfacts import decode as decode_json_object
 
-#: What identifies one sample across the cases of a run: the spec's repeat and the case's copy
+#: What identifies one sample across the cases of a run: the spec's repeat, the case's copy
 #: (``sample``: ReFrame's --repeat and --reruns copies are numbered per case, so the i-th copies of
-#: two cases pair up).
-SAMPLE_KEY = ["run_id", "partition", "environ", "repeat", "sample"]
+#: two cases pair up) and the round of a job measured in rounds (its conditions, measured in turn
+#: in one job, pair up round by round).
+SAMPLE_KEY = ["run_id", "partition", "environ", "repeat", "sample", "round"]
 
 
 class Missing(Exception):

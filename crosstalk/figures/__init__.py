@@ -71,13 +71,14 @@ def no_data(ax, what):
 
 
 def experiment_cases(perf, experiment, systems):
-    """One row per measured case (repeats separate): parameters as columns, metrics as columns."""
+    """One row per measured case (repeats and rounds separate): parameters as columns, metrics as
+    columns."""
     df = perf[perf.experiment == experiment]
     if systems:
         df = df[df.system.isin(systems)]
     if df.empty:
         return df
-    wide = df.pivot_table(index=SERIES + ["case", "run_id", "sample", "params"],
+    wide = df.pivot_table(index=SERIES + ["case", "run_id", "sample", "round", "params"],
                           columns="metric", values="value", aggfunc="first").reset_index()
     params = pd.DataFrame(list(wide["params"].map(json.loads)), index=wide.index)
     return with_target(pd.concat([wide, params], axis=1))

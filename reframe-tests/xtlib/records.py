@@ -1,6 +1,5 @@
 """Deferred access to the JSON lines every xt-* kernel prints (docs/architecture.md)."""
 import json
-import statistics
 
 import reframe.utility.sanity as sn
 
@@ -35,15 +34,16 @@ def result_value(path, metric, stat="best", **match):
 
 
 @sn.deferrable
-def round_median(path, metric, stat, rounds, **match):
-    """The median over ``rounds`` rounds (a kernel's ``--rounds``) of the one ``result`` each round
-    reports; a sanity error if a round reported none or several."""
-    found = records(path, "result", metric=metric, stat=stat, **match).evaluate()
-    per_round = sorted(r.get("round", 0) for r in found)
+def round_values(path, metric, stat, rounds, **match):
+    """The values of ``rounds`` rounds (a kernel's ``--rounds``), in round order: the one ``result``
+    each round reports; a sanity error if a round reported none or several."""
+    found = sorted(records(path, "result", metric=metric, stat=stat, **match).evaluate(),
+                   key=lambda r: r.get("round", 0))
+    per_round = [r.get("round", 0) for r in found]
     if per_round != list(range(rounds)):
         raise sn.SanityError(f"expected one {metric}/{stat} result in each of {rounds} rounds in {path}, "
                              f"found rounds {per_round}")
-    return statistics.median(float(r["value"]) for r in found)
+    return [float(r["value"]) for r in found]
 
 
 @sn.deferrable

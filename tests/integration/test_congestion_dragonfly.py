@@ -10,7 +10,7 @@ import json
 
 import pytest
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
-from xt_testing import OPEN_MPI_ONLY
+from xt_testing import OPEN_MPI_ONLY, reported_values
 
 from crosstalk.hostclass import from_provenance
 from crosstalk.systemfacts import of_provenance
@@ -30,8 +30,7 @@ def dragonfly_run(run_env_module):
 
 def _impact(perf, metric, congestors):
     """The case's one value of ``metric``: the median over its job's rounds."""
-    (value,) = [r["value"] for r in perf if r["metric"] == metric
-                and json.loads(r["params"])["congestors"] == congestors]
+    (value,) = reported_values(perf, metric, congestors=congestors)
     return value
 
 

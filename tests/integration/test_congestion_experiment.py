@@ -4,9 +4,9 @@ Quick case on the ``slurm`` partition: xt-congestion with the P2P incast congest
 endpoints; the spec's seed puts the canaries on two hosts and the incast root beside one of them,
 so incast traffic queues in that canary host's shaped ingress link), and the LAMMPS victim
 isolated and under a Put incast into its first node. Each canary job pairs its isolated and
-congested phases over the spec's rounds (values are medians over them), and three ReFrame sessions
-(--repeat 3) interleave the cases in time, so a burst of load from other engineers' jobs on the
-shared machine cannot fake or hide the effect. A case whose links another run
+congested phases over the spec's rounds (reported values are medians over them; the tidy table has
+a row per round), and three ReFrame sessions (--repeat 3) interleave the cases in time, so a burst
+of load from other engineers' jobs on the shared machine cannot fake or hide the effect. A case whose links another run
 restored meanwhile fails its sanity check and is retried (--max-retries).
 """
 import json
@@ -57,7 +57,7 @@ def test_every_case_passed_three_times(congestion_run):
     _, _, perf, cases, _ = congestion_run
     ran = [c for c in cases if c["result"] == "pass"]
     assert len(ran) == len(cases) and len(ran) >= 3
-    assert len(_samples(perf, "lat_isolated_avg")) == 3
+    assert len(_samples(perf, "lat_isolated_avg")) == 3 * ROUNDS     # a row per round
 
 
 @pytest.mark.root
@@ -82,42 +82,46 @@ def test_canaries_slower_under_incast(congestion_run):
 
 
 def kernel_rounds(run_dir):
-    """{(case name, completion time): {round: {(metric, canary, phase, stat): value}}} from the job
-    output of every CongestionCanary case that passed (its ``outputdir``, in the run's reports)."""
+    """{(case name, completion time): (rounds, reported)} of every CongestionCanary case that
+    passed: ``rounds`` {round: {(metric, canary, phase, stat): value}} from its job output (its
+    ``outputdir``, in the run's reports), ``reported`` {perf variable: value} from the report."""
     found = {}
     for report, _ in attempt_reports(run_dir):
         for session in json.loads(report.read_text())["runs"]:
             for case in session["testcases"]:
                 if not case["name"].startswith("CongestionCanary") or case["result"] != "pass":
                     continue
-                rounds = found.setdefault((case["name"], case["job_completion_time"]), {})
+                rounds = {}
                 for line in (Path(case["outputdir"]) / "rfm_job.out").read_text().splitlines():
                     rec = json.loads(line) if line.startswith("{") else {}
                     if rec.get("type") == "result" and "canary" in rec:
                         key = (rec["metric"], rec["canary"], rec.get("phase"), rec["stat"])
                         rounds.setdefault(rec["round"], {})[key] = rec["value"]
+                reported = {k.rsplit(":", 1)[-1]: v[0] for k, v in case["perfvalues"].items()}
+                found[(case["name"], case["job_completion_time"])] = (rounds, reported)
     return found
 
 
 def check_impacts(run_dir, perf, expected_cases):
     """Every round's impact is its definition (Eq 1-2) applied to that round's own isolated and
-    congested values, and every reported value is the median over the job's rounds."""
+    congested values; the tidy table holds every round's value (a row per round) and ReFrame
+    reported each value as the median over the job's rounds."""
     rows = {}
     for r in perf:
         if r["test"] == "CongestionCanary":
-            rows.setdefault((r["case"], r["time"]), {})[r["metric"]] = r["value"]
+            rows.setdefault((r["case"], r["time"]), {}).setdefault(r["metric"], {})[r["round"]] = r["value"]
     rounds_of = kernel_rounds(run_dir)
     assert len(rows) == expected_cases and set(rows) == set(rounds_of)
-    for key, values in rows.items():
-        rounds = rounds_of[key]
+    for key, table in rows.items():
+        rounds, reported = rounds_of[key]
         assert sorted(rounds) == list(range(ROUNDS)), sorted(rounds)
         for prefix, (canary, kind) in CANARIES.items():   # a canary's values are named by their kind
-            reported = {}
-            for phase in ("isolated", "congested"):
-                for stat in ("avg", "p99"):
-                    per_round = [rounds[k][(kind, canary, phase, stat)] for k in rounds]
-                    assert math.isclose(values[f"{prefix}_{phase}_{stat}"], statistics.median(per_round),
-                                        rel_tol=1e-6), (prefix, phase, stat)
+            names = {(phase, stat): f"{prefix}_{phase}_{stat}" for phase in ("isolated", "congested")
+                     for stat in ("avg", "p99")}
+            for (phase, stat), name in names.items():
+                per_round = {k: rounds[k][(kind, canary, phase, stat)] for k in rounds}
+                assert table[name] == pytest.approx(per_round, rel=1e-6), name
+                assert math.isclose(reported[name], statistics.median(per_round.values()), rel_tol=1e-6), name
             for k, got in rounds.items():
                 iso = {s: got[(kind, canary, "isolated", s)] for s in ("avg", "p99")}
                 con = {s: got[(kind, canary, "congested", s)] for s in ("avg", "p99")}
@@ -129,12 +133,12 @@ def check_impacts(run_dir, perf, expected_cases):
                             "p99_paper": iso["avg"] / con["p99"]}
                 for suffix, value in want.items():
                     stat = "avg" if suffix == "avg" else "p99"
-                    got_ci = got[(IMPACTS[suffix], canary, None, stat)]
-                    assert math.isclose(got_ci, value, rel_tol=1e-6), (prefix, suffix, k)
-                    reported.setdefault(suffix, []).append(got_ci)
-            for suffix, per_round in reported.items():
-                assert math.isclose(values[f"ci_{prefix}_{suffix}"], statistics.median(per_round),
-                                    rel_tol=1e-6), (prefix, suffix)
+                    assert math.isclose(got[(IMPACTS[suffix], canary, None, stat)], value, rel_tol=1e-6), \
+                        (prefix, suffix, k)
+                    assert math.isclose(table[f"ci_{prefix}_{suffix}"][k], value, rel_tol=1e-6), (prefix, suffix, k)
+            for suffix in IMPACTS:
+                name = f"ci_{prefix}_{suffix}"
+                assert math.isclose(reported[name], statistics.median(table[name].values()), rel_tol=1e-6), name
 
 
 @pytest.mark.root

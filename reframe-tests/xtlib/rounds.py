@@ -1,0 +1,35 @@
+"""Paired rounds: a job that measures its conditions in turn, K times over (A B A B ...: a kernel's
+``--rounds``), reports each performance value as the median over the rounds and keeps every round's
+value in ``round_values``. The run report carries it; crosstalk.ingest makes one row per round, so
+the claims pair the conditions round by round (drift of a shared host between rounds cancels)."""
+import statistics
+
+import reframe as rfm
+import reframe.utility.osext as osext
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_before, variable
+
+
+class PairedRounds(rfm.RegressionTestPlugin):
+    #: Every round's value of each performance variable measured in rounds, in round order.
+    round_values = variable(typ.Dict[str, typ.List[float]], value={})
+
+    def over_rounds(self, name, values):
+        """The deferred per-round ``values`` of performance variable ``name`` as their median;
+        the values themselves go to ``round_values`` once the job has run."""
+        if not hasattr(self, "_round_lists"):
+            self._round_lists = {}
+        self._round_lists[name] = values
+        return _median(values)
+
+    @run_before("performance")
+    def keep_round_values(self):
+        with osext.change_dir(self.stagedir):      # where the job's files are, as for sanity
+            self.round_values = {name: [float(v) for v in sn.evaluate(values)]
+                                 for name, values in getattr(self, "_round_lists", {}).items()}
+
+
+@sn.deferrable
+def _median(values):
+    return statistics.median(values)

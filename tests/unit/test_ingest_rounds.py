@@ -1,0 +1,106 @@
+"""A case measured in paired rounds (reframe-tests/xtlib/rounds.py) becomes one row per round, and
+the claims pair two conditions round by round: k rounds of one job are k samples."""
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from xt_testing import REPO
+
+from crosstalk.claims import judge_claim
+from crosstalk.claims.operands import SAMPLE_KEY, Table, values
+from crosstalk.errors import InputError
+from crosstalk.ingest import PERF_COLUMNS, load_run
+from crosstalk.specs import load_spec
+
+(RUN,) = sorted((REPO / "tests" / "fixtures" / "runs" / "local" / "runs").iterdir())
+CASE = "StreamTriad %threads=1 %repeat=0"
+
+
+def with_rounds(tmp_path, rounds):
+    """A copy of the fixture run whose CASE reports ``rounds`` (ReFrame's report field)."""
+    dest = tmp_path / "local" / "runs" / RUN.name
+    shutil.copytree(RUN, dest)
+    report = json.loads((dest / "report.json").read_text())
+    for case in report["runs"][0]["testcases"]:
+        if case["name"] == CASE:
+            case["round_values"] = rounds
+    (dest / "report.json").write_text(json.dumps(report))
+    return dest
+
+
+def test_every_round_is_a_row_and_other_cases_keep_one(tmp_path):
+    perf, _ = load_run(with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]}))
+    df = pd.DataFrame(perf, columns=PERF_COLUMNS)
+    triad = df[(df.case == CASE) & (df.metric == "triad_bw")]
+    assert list(triad["round"]) == [0, 1, 2] and list(triad["value"]) == [3.0, 1.0, 2.0]
+    assert triad["sample"].nunique() == 1 and set(triad["result"]) == {"pass"}
+    # the case's other metric and the other cases: one row each, round 0, the reported value
+    copy = df[(df.case == CASE) & (df.metric == "copy_bw")]
+    assert list(copy["round"]) == [0] and copy["value"].iloc[0] == pytest.approx(24739.2178360612)
+    before = pd.DataFrame(load_run(RUN)[0], columns=PERF_COLUMNS)
+    assert len(df) == len(before) + 2 and (before["round"] == 0).all()
+
+
+@pytest.mark.parametrize("rounds, field", [
+    ([1.0, 2.0], "round_values"),                     # not a mapping
+    ({"triad_bw": []}, "round_values.triad_bw"),       # no round
+    ({"triad_bw": [1.0, "x"]}, "round_values.triad_bw"),
+])
+def test_malformed_rounds_are_refused_naming_the_field(tmp_path, rounds, field):
+    with pytest.raises(InputError, match=rf"report\.json: {CASE}: {field}: "):
+        load_run(with_rounds(tmp_path, rounds))
+
+
+def rounds_table(isolated, congested):
+    """Two congestion cases of one job (isolated and congested bandwidth), one row per round."""
+    rows = [{"experiment": "congestion", "metric": metric, "params": json.dumps({"congestors": "p2p_incast"}),
+             "value": v, "unit": "MiB/s/rank", "run_id": "r", "partition": "p", "environ": "e",
+             "repeat": 0, "sample": 0, "round": r}
+            for metric, series in (("bw_isolated_avg", isolated), ("bw_congested_avg", congested))
+            for r, v in enumerate(series)]
+    perf = pd.DataFrame(rows)
+    cases = perf[["experiment", "params"]].drop_duplicates().assign(result="pass", reason=None)
+    return Table(perf), cases
+
+
+def test_conditions_pair_round_by_round():
+    # The host drifts 10x between rounds; within each round congestion halves the bandwidth.
+    isolated = [100.0, 1000.0, 10.0, 500.0, 50.0]
+    table, _ = rounds_table(isolated, [v / 2 for v in isolated])
+    ratio = values({"ratio": [{"metric": "bw_congested_avg"}, {"metric": "bw_isolated_avg"}]}, table, "congestion")
+    assert list(ratio.index.names) == SAMPLE_KEY
+    assert list(ratio) == [0.5] * 5
+
+
+def test_one_job_of_five_rounds_decides_a_claim():
+    """gpcnet-incast-slows-bw (the shipped claim): five rounds of one job are five paired samples,
+    enough for the judge's 90 % interval; with one round per job it stays inconclusive."""
+    spec = load_spec("congestion")
+    claim = next(c for c in spec.data["claims"] if c["id"] == "gpcnet-incast-slows-bw")
+    isolated = [100.0, 1000.0, 10.0, 500.0, 50.0]
+    table, cases = rounds_table(isolated, [v * 0.6 for v in isolated])
+    out = judge_claim(spec, claim, table, cases)
+    assert out["verdict"] == "reproduced" and out["groups"][0]["n"] == 5
+    table, cases = rounds_table(isolated[:1], [isolated[0] * 0.6])
+    assert judge_claim(spec, claim, table, cases)["verdict"] == "inconclusive"
+
+
+def test_a_reference_is_calibrated_from_the_reported_values_not_the_rounds(tmp_path):
+    """ReFrame checks a case's reported value (the median over its rounds) against the reference,
+    so calibration reads that median: one value per case sample, whatever its rounds."""
+    import statistics
+
+    import yaml
+
+    from crosstalk.references import calibrate
+    run = with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]})
+    (path,) = calibrate("local", [run], out_dir=tmp_path / "refs")
+    refs = yaml.safe_load(path.read_text())
+    perf = pd.DataFrame(load_run(RUN)[0], columns=PERF_COLUMNS)
+    triad = perf[(perf.metric == "triad_bw") & perf.case.str.startswith("StreamTriad %threads=1 ")]
+    values = [2.0 if case == CASE else v for case, v in zip(triad["case"], triad["value"])]
+    (node,) = [v for v in refs["StreamTriad"].values() if isinstance(v, dict)]
+    (by_environ,) = node.values()
+    assert by_environ[1]["triad_bw"][0] == pytest.approx(float(f"{statistics.median(values):.6g}"))
+    assert refs["crosstalk_calibration"]["StreamTriad"]["values_per_reference"] == 5
