@@ -49,11 +49,12 @@ PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "par
                 "value", "unit", "ref_value", "ref_lower", "ref_upper", "result", "repeat", "session", "sample",
                 "round", "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "topology", "profile"]
-#: One row per test case (passed, failed or skipped) with the reason and its platform's facts
-#: (crosstalk.systemfacts, JSON text: what claims' `where:` reads).
+#: One row per test case (passed, failed or skipped) with the reason, its platform's facts
+#: (crosstalk.systemfacts, JSON text: what claims' `where:` reads) and its run's looks at the data
+#: (2 after a second stage: the claims are then judged at the confidence two looks allow).
 CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment",
                 "test", "case", "params", "result",
-                "reason", "run_id", "time", "facts"]
+                "reason", "run_id", "time", "facts", "looks"]
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -192,6 +193,9 @@ def load_run(run_dir, origin="user"):
     host = from_provenance(prov)
     facts = encode_facts(facts_of(prov, host))
     specs = prov.get("specs", {})
+    looks = prov.get("looks", 1)       # 2 after a second stage (crosstalk.claims.plan)
+    if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
+        raise InputError(run_dir / "provenance.json", "looks", f"{looks!r} is not a count of looks (1 or more)")
     perf_rows, case_rows = [], []
     # Each session of each attempt: --reruns N adds whole sessions (more samples), --max-retries
     # and --resume add sessions of the unfinished cases only (the later result replaces them).
@@ -230,7 +234,7 @@ def load_run(run_dir, origin="user"):
         reason = case.get("fail_reason")
         if case.get("result") == "skip":
             reason = skip_reasons.get((case["name"], case.get("hashcode")), "skipped (reason not logged)")
-        case_rows.append({**base, "result": case.get("result"), "reason": reason, "facts": facts})
+        case_rows.append({**base, "result": case.get("result"), "reason": reason, "facts": facts, "looks": looks})
         perfvalues = case.get("perfvalues") or {}
         if not isinstance(perfvalues, dict):
             raise InputError(report_path, f"{case['name']}: perfvalues",

@@ -46,7 +46,7 @@ from crosstalk.errors import InputError
 CACHE_NAME = ".collect"
 
 _FLOATS = {"value", "ref_value", "ref_lower", "ref_upper"}
-_INTS = {"repeat", "session", "sample", "round"}
+_INTS = {"repeat", "session", "sample", "round", "looks"}
 
 
 def _schema(columns):

@@ -5,9 +5,11 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from crosstalk import REPO_ROOT, __version__, results_root, resume as resume_mod, runstatus, uselock
@@ -17,7 +19,8 @@ from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import host_class
 from crosstalk.inventory import load_system, resolve_inventory
 from crosstalk.references import calibrate_command, reference_file
-from crosstalk.session import Session, test_module
+from crosstalk.secondstage import run_second_stage
+from crosstalk.session import Session, parse_duration, test_module
 from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs
 
 VERSIONED = ("MPI", "Slurm", "Compiler")
@@ -140,9 +143,25 @@ def _partition_names(description, targets):
     return names or [p["name"] for p in description["partitions"]]
 
 
+#: The main job's time budget per profile (first stage and second stage together): what
+#: ``crosstalk run`` takes when no experiment, partition or ReFrame argument narrows it.
+DEFAULT_BUDGET = {"quick": "15m"}
+
+
+def default_budget(profile, experiments, partitions, reframe_args):
+    """Seconds of the default budget, or None: a narrowed run (experiments, partitions, ReFrame
+    arguments) asked for exactly those cases, so it gets a second stage only with --budget."""
+    if experiments or partitions or reframe_args or profile not in DEFAULT_BUDGET:
+        return None
+    return parse_duration(DEFAULT_BUDGET[profile])
+
+
 def run(system, profile="quick", experiments=(), gate=False, partitions=(), reframe_args=(),
-        out=sys.stdout):
-    """A new run of the suite; (exit status, run directory)."""
+        out=sys.stdout, budget_s=None):
+    """A new run of the suite; (exit status, run directory). ``budget_s``: seconds for the whole
+    run, first stage included; what the first stage leaves goes to a second stage
+    (crosstalk.secondstage)."""
+    started = time.monotonic()
     inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
     system = description["name"]
     host = host_class(description.get("network"))
@@ -168,10 +187,16 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         attempt = runstatus.begin_attempt(run_dir, partition_names)
         outcome = session.run_reframe(targets, run_dir, session.stage_root, len(partition_names))
         state = runstatus.end_attempt(run_dir, attempt, outcome)
-    print(f"crosstalk: run {run_id} {state} (exit {outcome.exit_status}); {note}", file=out, flush=True)
+        exit_status = outcome.exit_status
+        if budget_s and state != "interrupted":
+            second = run_second_stage(session, run_dir, partition_names, budget_s - (time.monotonic() - started), out)
+            if second is not None:
+                exit_status = exit_status or second[0].exit_status
+                state = second[1]
+    print(f"crosstalk: run {run_id} {state} (exit {exit_status}); {note}", file=out, flush=True)
     if state == "interrupted":
         print(f"crosstalk: to continue it: crosstalk run --resume {run_id}", file=out, flush=True)
-    return outcome.exit_status, run_dir
+    return exit_status, run_dir
 
 
 def resume(run_id, out=sys.stdout):
@@ -229,7 +254,7 @@ def _specs_dir(text):
 def _cmd_run(args):
     if args.resume:
         if (args.system or args.experiments or args.partition or args.gate or args.reframe_args
-                or args.specs):
+                or args.specs or args.budget is not None):
             raise InputError("--resume", None, "takes the run's own system, profile, experiments "
                              "and options: give no other option")
         status, _ = resume(args.resume)
@@ -239,9 +264,20 @@ def _cmd_run(args):
         system, note = default_system()
         if note:
             print(f"crosstalk: {note}", file=sys.stderr)
+    budget = (args.budget if args.budget is not None else
+              default_budget(args.profile, args.experiments, args.partition, args.reframe_args))
     status, _ = run(system, args.profile, args.experiments, args.gate, args.partition,
-                    args.reframe_args)
+                    args.reframe_args, budget_s=budget)
     return status
+
+
+def _budget(text):
+    """A duration like ReFrame's (90s, 15m, 1h); 0 turns the second stage off."""
+    if text == "0":
+        return 0
+    if not re.fullmatch(r"[1-9][0-9]{0,5}[smh]", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90s, 15m or 1h (0: no second stage)")
+    return parse_duration(text)
 
 
 def register(subparsers):
@@ -258,6 +294,12 @@ def register(subparsers):
     p.add_argument("--specs", metavar="DIR", type=_specs_dir,
                    help="site specs replacing the shipped ones of the same name (sets "
                         "CROSSTALK_SPECS_DIR; recorded in the run's provenance)")
+    p.add_argument("--budget", metavar="DURATION", type=_budget,
+                   help="time for the whole run (90s, 15m, 1h); what the first pass leaves measures again "
+                        "the cases of claims it left inconclusive, as many times as would decide them "
+                        "(default for the quick profile's main job: "
+                        f"{DEFAULT_BUDGET['quick']}; a run narrowed by -e, --partition or ReFrame "
+                        "arguments: none; 0: none)")
     p.add_argument("--resume", metavar="RUN_ID",
                    help="continue an interrupted or partly failed run: re-run only its cases that "
                         "did not pass, into the same run directory")

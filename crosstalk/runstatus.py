@@ -51,9 +51,12 @@ def begin_attempt(run_dir, partitions):
     return number
 
 
-def end_attempt(run_dir, number, outcome):
-    """Record how attempt ``number`` ended (a ``crosstalk.supervise.Outcome``); the run's state."""
+def end_attempt(run_dir, number, outcome, keep_failed=False):
+    """Record how attempt ``number`` ended (a ``crosstalk.supervise.Outcome``); the run's state.
+    ``keep_failed``: the attempt ran none of the failed cases again (a second stage), so a failed
+    run stays failed."""
     status = read(run_dir)
+    failed_before = status.get("state") == "failed"
     exit_status = outcome.exit_status
     state = "interrupted" if outcome.stopped else ("finished" if exit_status == 0 else "failed")
     for attempt in status["attempts"]:
@@ -63,6 +66,8 @@ def end_attempt(run_dir, number, outcome):
                 attempt["signal"] = outcome.interrupted_by
             if outcome.timed_out:
                 attempt["timed_out"] = True
+    if keep_failed and failed_before and state == "finished":
+        state, exit_status = "failed", int((Path(run_dir) / "exit_status").read_text())
     _write(run_dir, {"state": state, "attempts": status["attempts"]})
     (Path(run_dir) / "exit_status").write_text(f"{exit_status}\n")
     return state

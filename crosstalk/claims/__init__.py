@@ -16,8 +16,9 @@ from collections import Counter
 
 from crosstalk.claims.balance import note as balance_note
 from crosstalk.claims.fits import FITS
-from crosstalk.claims.judge import Missing, effects, fit_verdict, verdict
+from crosstalk.claims.judge import Missing, confidence_for, effects, fit_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
+from crosstalk.claims.plan import trace as trace_cases
 from crosstalk.specs import all_specs, load_spec
 from crosstalk.systemfacts import decode as decode_facts, unmet
 
@@ -122,20 +123,23 @@ def _not_run_reason(cases, missing):
     return str(missing)
 
 
-def _judge_group(test, table, experiment, select):
-    """One group's verdict (a dict; raises Missing)."""
+def _judge_group(test, table, experiment, select, trace=False):
+    """One group's verdict (a dict; raises Missing); ``trace`` adds the cases it read and the
+    samples one more copy of them adds (crosstalk.claims.plan)."""
     units = set()
     if test["kind"] == "fit":
         est, lo, hi, n, least = FITS[test["model"]](test, table, experiment, select, units)
         low, high = test["band"]
-        out = {**fit_verdict(est, lo, hi, n, low, high, least), "low": low, "high": high}
+        out = {**fit_verdict(est, lo, hi, n, low, high, least, table.confidence), "low": low, "high": high}
     else:
         x, low, high = effects(test, table, experiment, select, units)
-        out = {**verdict(x, low, high), "low": low, "high": high}
+        out = {**verdict(x, low, high, table.confidence), "low": low, "high": high}
+    if trace and out["verdict"] == "inconclusive":
+        out.update(trace_cases(test, table, experiment, select))
     return {**out, "modelled": any("modelled" in u for u in units)}
 
 
-def judge_claim(spec, claim, table, cases, facts=None):
+def judge_claim(spec, claim, table, cases, facts=None, trace=False):
     """The verdict of one claim on one platform (its :class:`Table`, cases and facts): a dict
     with the groups' verdicts."""
     outside = unmet(claim.get("where", {}), facts or {})
@@ -150,30 +154,37 @@ def judge_claim(spec, claim, table, cases, facts=None):
                 label = ", ".join(filter(None, [metric, step, *(f"{k}={v}" for k, v in select.items()
                                                                 if k in test.get("group_by", []))]))
                 try:
-                    groups.append({"group": label, **_judge_group(step_test, table, spec.name, select)})
+                    groups.append({"group": label, **_judge_group(step_test, table, spec.name, select, trace)})
                 except Missing as missing:
                     groups.append({"group": label, "verdict": "not run", "reason": _not_run_reason(cases, missing)})
     overall = next(v for v in _PRECEDENCE if any(g["verdict"] == v for g in groups))
     return {"verdict": overall, "groups": groups, "note": balance_note(claim, table, facts)}
 
 
-def judge(perf, cases):
-    """Every claim on every platform of the tables: one dict each."""
+def looks_of(cases):
+    """The most looks at the data any run of these cases took (a run's second stage is one more)."""
+    return int(cases["looks"].max()) if "looks" in cases and cases["looks"].notna().any() else 1
+
+
+def judge(perf, cases, trace=False):
+    """Every claim on every platform of the tables: one dict each (``trace``: see
+    :func:`_judge_group`). A platform is judged at the confidence its runs' looks allow."""
     perf_of = dict(iter(perf.groupby("platform", sort=False)))
     cases_of = {p: with_environ(rows) for p, rows in cases.groupby("platform", sort=False)}
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
-    tables = {p: Table(perf_of.get(p, perf.iloc[:0])) for p in platforms}
+    tables = {p: Table(perf_of.get(p, perf.iloc[:0]), confidence_for(looks_of(cases_of.get(p, cases.iloc[:0]))))
+              for p in platforms}
     out = []
     for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
         p_cases = cases_of.get(platform, cases.iloc[:0])
         facts = decode_facts(p_cases["facts"].iloc[0]) if "facts" in p_cases and not p_cases.empty else {}
-        result = judge_claim(spec, claim, tables[platform], p_cases, facts)
+        result = judge_claim(spec, claim, tables[platform], p_cases, facts, trace)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]
         out.append({"platform": platform, "system": first["system"], "origin": first["origin"],
                     "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
                     "paper": claim["paper"], "item": claim["item"], "artefact": claim.get("artefact"),
                     "claim": claim["claim"], "paper_values": claim.get("paper_values", []),
-                    "test": claim["test"], **result})
+                    "test": claim["test"], "confidence": tables[platform].confidence, **result})
     return out
 
 

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from crosstalk.claims.judge import CONFIDENCE
 from crosstalk.claims.operands import SAMPLE_KEY, Missing, distinct_params, measured
 
 
@@ -35,7 +34,7 @@ def linear_loss(test, table, experiment, select, units):
     pairs = pd.DataFrame({"x": x, "y": y}).dropna()
     if len(pairs) < 3 or pairs["x"].nunique() < 2:
         raise Missing(experiment, chosen, f"{test['y']['metric']} against 2 or more {test['x']['metric']} levels")
-    fit = fit_bandwidth_loss(pairs["x"].to_numpy(), pairs["y"].to_numpy(), confidence=CONFIDENCE)
+    fit = fit_bandwidth_loss(pairs["x"].to_numpy(), pairs["y"].to_numpy(), confidence=table.confidence)
     least = 4                      # a t interval on n - 2 = 2 degrees of freedom, at the least
     interval = (fit["ci_low"], fit["ci_high"]) if len(pairs) >= least else (None, None)
     return fit["value"], *interval, len(pairs), least
@@ -66,7 +65,7 @@ def queue_model_error(test, table, experiment, select, units):
         return float(x.mean()), None, None, int(x.size), least
     if np.ptp(x) == 0:             # every pairing the same error: the bootstrap has nothing to vary
         return float(x[0]), float(x[0]), float(x[0]), int(x.size), least
-    ci = stats.bootstrap((x,), np.mean, confidence_level=CONFIDENCE, n_resamples=2000,
+    ci = stats.bootstrap((x,), np.mean, confidence_level=table.confidence, n_resamples=2000,
                          method="BCa", random_state=0).confidence_interval
     return float(x.mean()), float(ci.low), float(ci.high), int(x.size), least
 

@@ -4,7 +4,9 @@ interval, and where that interval lies against the claim's threshold.
 The interval is the distribution-free one of the median (order statistics, from the sign test's
 binomial): it assumes nothing about the shape of HPC timings, which are skewed, and it is exact for
 small samples, where a bootstrap interval is too narrow. At 90 % it needs 5 samples; with fewer the
-verdict is *inconclusive* and says how many more would be needed.
+verdict is *inconclusive* and says how many more would be needed. A platform whose runs looked at
+the data twice (a run's second stage, crosstalk.claims.plan) is judged at 95 % (Bonferroni over
+the two looks; 6 samples at least).
 """
 import math
 from functools import lru_cache
@@ -12,9 +14,13 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import binom
 
-from crosstalk.claims.operands import Missing, values
+from crosstalk.claims.operands import CONFIDENCE, Missing, values
 
-CONFIDENCE = 0.90
+
+def confidence_for(looks):
+    """The confidence of each look when a claim may be decided at any of ``looks`` looks, so that
+    the chance of a wrong verdict over all of them stays at most 1 - CONFIDENCE (Bonferroni)."""
+    return 1 - (1 - CONFIDENCE) / max(1, int(looks))
 
 
 @lru_cache(maxsize=None)
@@ -87,11 +93,11 @@ def _samples_needed(n, est, half, low, high, least):
     return max(1, need - n)
 
 
-def more_samples(x, low, high):
+def more_samples(x, low, high, confidence=CONFIDENCE):
     """Samples to add before the median's interval decides (see :func:`_samples_needed`)."""
-    interval = median_interval(x)
+    interval = median_interval(x, confidence)
     half = (interval[1] - interval[0]) / 2 if interval else (float(x.max() - x.min()) / 2)
-    return _samples_needed(x.size, float(np.median(x)), half, low, high, min_samples())
+    return _samples_needed(x.size, float(np.median(x)), half, low, high, min_samples(confidence))
 
 
 def decide(est, lo, hi, n, low, high, more):
@@ -108,17 +114,17 @@ def decide(est, lo, hi, n, low, high, more):
     return out
 
 
-def verdict(x, low, high):
+def verdict(x, low, high, confidence=CONFIDENCE):
     """The verdict of per-sample effects ``x``: their median and its exact interval (see
     :func:`decide`; also ``coverage``, the interval's exact confidence)."""
-    interval = median_interval(x)
+    interval = median_interval(x, confidence)
     lo, hi, coverage = interval if interval else (None, None, None)
-    return {**decide(np.median(x), lo, hi, x.size, low, high, lambda: more_samples(x, low, high)),
+    return {**decide(np.median(x), lo, hi, x.size, low, high, lambda: more_samples(x, low, high, confidence)),
             "coverage": coverage}
 
 
-def fit_verdict(est, lo, hi, n, low, high, least=4):
+def fit_verdict(est, lo, hi, n, low, high, least=4, confidence=CONFIDENCE):
     """The verdict of a fitted estimate and its interval (see :mod:`crosstalk.claims.fits`)."""
     half = (hi - lo) / 2 if lo is not None else 0.0
     return {**decide(est, lo, hi, n, low, high, lambda: _samples_needed(n, est, half, low, high, least)),
-            "coverage": CONFIDENCE if lo is not None else None}
+            "coverage": confidence if lo is not None else None}

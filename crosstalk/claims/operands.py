@@ -18,6 +18,9 @@ import pandas as pd
 from crosstalk.ingest import NO_ENVIRON
 from crosstalk.systemfacts import decode as decode_json_object
 
+#: The confidence of a verdict's interval on a platform judged in one look (crosstalk.claims.judge).
+CONFIDENCE = 0.90
+
 #: What identifies one sample across the cases of a run: the spec's repeat, the case's copy
 #: (``sample``: ReFrame's --repeat and --reruns copies are numbered per case, so the i-th copies of
 #: two cases pair up) and the round of a job measured in rounds (its conditions, measured in turn
@@ -88,11 +91,14 @@ def with_environ(rows):
 
 
 class Table:
-    """One platform's performance rows, split once by (experiment, metric)."""
+    """One platform's performance rows, split once by (experiment, metric), and the confidence its
+    verdicts are judged at (crosstalk.claims.judge.confidence_for its runs' looks)."""
 
-    def __init__(self, perf):
+    def __init__(self, perf, confidence=CONFIDENCE):
         self.full = perf                                    # what a fit's adapter reads
-        perf = with_environ(perf[["experiment", "metric", "params", "value", "unit", *SAMPLE_KEY]])   # what claims read
+        self.confidence = confidence
+        # what claims read (the case: which cases a claim reads, crosstalk.claims.plan)
+        perf = with_environ(perf[["experiment", "metric", "params", "value", "unit", "case", *SAMPLE_KEY]])
         self.parts = {key: rows for key, rows in perf.groupby(["experiment", "metric"], sort=False)}
         self.empty = perf.iloc[:0]
 

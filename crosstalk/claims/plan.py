@@ -56,7 +56,8 @@ def _operands(operand):
 
 def trace(test, table, experiment, select):
     """``{cases, per_repeat}`` of one claim group: the (partition, environment, case) of every row
-    its operands read, and the samples one more copy of them adds (its rounds and spec repeats)."""
+    its operands read, and the samples one more copy of all of them adds (one per partition and
+    environment they ran in, times their rounds and spec repeats)."""
     found = []
     for key in ("a", "b", "num", "den"):
         for operand, over in _operands(test.get(key, {})):
@@ -69,7 +70,7 @@ def trace(test, table, experiment, select):
         return {"cases": [], "per_repeat": None}
     rows = pd.concat(found)
     cases = sorted({(p, e, c) for p, e, c in zip(rows["partition"], rows["environ"], rows["case"])})
-    copies = rows.drop_duplicates(["run_id", "partition", "environ", "sample"])
+    copies = rows.drop_duplicates(["run_id", "sample"])
     samples = rows.drop_duplicates(SAMPLE_KEY)
     return {"cases": [list(c) for c in cases], "per_repeat": len(samples) / len(copies)}
 

@@ -20,7 +20,7 @@ def table(rows):
     """rows: (params dict, metric, sample, value) -> a platform's Table and its cases."""
     perf = pd.DataFrame([{"experiment": "stream", "metric": metric, "params": json.dumps(params, sort_keys=True),
                           "value": float(value), "unit": "u", "run_id": "r", "partition": "p",
-                          "environ": "e", "repeat": 0, "sample": sample, "round": 0}
+                          "environ": "e", "repeat": 0, "sample": sample, "round": 0, "case": "c"}
                          for params, metric, sample, value in rows])
     cases = perf[["experiment", "params"]].drop_duplicates().assign(result="pass", reason=None)
     return Table(perf), cases
@@ -147,7 +147,8 @@ def test_the_communication_share_note_splits_run_time_by_the_quarter_bandwidth_c
     from crosstalk.claims.balance import note
     perf = pd.DataFrame([{"experiment": "energy", "metric": "time_s", "value": value, "unit": "s",
                           "params": json.dumps({"link": link, "cpu_freq": "default"}, sort_keys=True),
-                          "run_id": "r", "partition": "p", "environ": "e", "repeat": 0, "sample": s, "round": 0}
+                          "run_id": "r", "partition": "p", "environ": "e", "repeat": 0, "sample": s, "round": 0,
+                          "case": f"c {link}"}
                          for link, value in (("4X", 10.0), ("1X", 13.0)) for s in range(3)])
     shaped = note({"balance": "communication_share"}, Table(perf),
                   {"like": "sand2012-red-storm-dual-core-node", "network_to_memory": 0.23})
@@ -167,7 +168,7 @@ def test_environ_groups_a_claim_per_mpi_implementation():
     perf = pd.DataFrame([{"experiment": "stream", "metric": "bandwidth",
                           "params": json.dumps({"threads": t}), "value": 100.0 * (drop[env] if t == 2 else 1) + 0.1 * s,
                           "unit": "u", "run_id": "r", "partition": "p", "environ": env, "repeat": 0, "sample": s,
-                          "round": 0}
+                          "round": 0, "case": f"c {t}"}
                          for env in drop for t in (1, 2) for s in range(6)])
     from crosstalk.claims.operands import with_environ
     cases = with_environ(perf[["experiment", "params", "environ"]].drop_duplicates()).assign(result="pass", reason=None)

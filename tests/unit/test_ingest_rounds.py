@@ -56,7 +56,7 @@ def rounds_table(isolated, congested):
     """Two congestion cases of one job (isolated and congested bandwidth), one row per round."""
     rows = [{"experiment": "congestion", "metric": metric, "params": json.dumps({"congestors": "p2p_incast"}),
              "value": v, "unit": "MiB/s/rank", "run_id": "r", "partition": "p", "environ": "e",
-             "repeat": 0, "sample": 0, "round": r}
+             "repeat": 0, "sample": 0, "round": r, "case": "CongestionCanary %congestors=p2p_incast"}
             for metric, series in (("bw_isolated_avg", isolated), ("bw_congested_avg", congested))
             for r, v in enumerate(series)]
     perf = pd.DataFrame(rows)

@@ -1,0 +1,103 @@
+"""A run's second stage (``crosstalk run --budget``): after the first pass, the claims are judged on
+the run's own samples; the cases of the claims left inconclusive whose deciding samples fit the time
+left are measured again (``--repeat``), into the same run as ``--resume`` adds attempts, and the
+claims judged once more. The plan and why it is honest: crosstalk.claims.plan."""
+import json
+import re
+
+import pandas as pd
+
+from crosstalk import runstatus
+from crosstalk.claims import counts, judge
+from crosstalk.claims.plan import TWO_STAGE_LOOKS, plan
+from crosstalk.errors import InputError
+from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_reports, load_run
+
+
+def case_durations(run_dir):
+    """``{(partition, case name): seconds}``: the longest a case took in the run's reports."""
+    out = {}
+    for report_path, _ in attempt_reports(run_dir):
+        try:
+            report = json.loads(report_path.read_text())
+        except (OSError, ValueError):
+            continue
+        for session in report.get("runs", []):
+            for case in session.get("testcases", []):
+                seconds = case.get("time_total")
+                if case.get("fixture") or not isinstance(seconds, (int, float)):
+                    continue
+                key = (case.get("partition"), case["name"])
+                out[key] = max(out.get(key, 0.0), float(seconds))
+    return out
+
+
+def verdicts_of(run_dir, looks):
+    """The claims judged on the run's own samples at ``looks`` looks (traced: which cases)."""
+    perf, cases = load_run(run_dir)
+    perf = pd.DataFrame(perf, columns=PERF_COLUMNS)
+    cases = pd.DataFrame(cases, columns=CASE_COLUMNS).assign(looks=looks)
+    return judge(perf, cases, trace=True)
+
+
+def name_pattern(case):
+    """ReFrame's -n pattern for exactly this case (it matches display names without spaces)."""
+    return "^" + re.escape(case.replace(" ", "")) + "$"
+
+
+def _counts_text(verdicts):
+    return ", ".join(f"{n} {v}" for v, n in counts(verdicts).items())
+
+
+def record(run_dir, second_stage):
+    """The run's provenance says it looked twice (its claims are judged at two looks from now on,
+    even if the second stage is interrupted) and what the second stage measured again."""
+    path = run_dir / "provenance.json"
+    prov = json.loads(path.read_text())
+    prov.update(looks=TWO_STAGE_LOOKS, second_stage=second_stage)
+    tmp = path.with_name(".provenance.json.tmp")
+    tmp.write_text(json.dumps(prov, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def run_second_stage(session, run_dir, partitions, seconds_left, out):
+    """Plan and run the second stage; ``(its Outcome, the run's state)``, or None when nothing was
+    run again."""
+    try:
+        verdicts = verdicts_of(run_dir, TWO_STAGE_LOOKS)
+    except InputError as err:
+        print(f"crosstalk: no second stage: the run's results are unreadable ({err})", file=out, flush=True)
+        return None
+    print(f"crosstalk: claims after the first stage (95 %, as for two looks): {_counts_text(verdicts)}",
+          file=out, flush=True)
+    chosen = plan(verdicts, case_durations(run_dir), seconds_left)
+    for claim, why in chosen.left_out:
+        print(f"crosstalk:   not measured again: {claim}: {why}", file=out, flush=True)
+    if not chosen.repeats:
+        print("crosstalk: no second stage: no inconclusive claim that more samples would decide fits "
+              f"the {seconds_left:.0f} s left", file=out, flush=True)
+        return None
+    runs = sum(chosen.repeats.values())
+    print(f"crosstalk: second stage: {runs} more case run(s) for {len(chosen.claims)} claim(s) "
+          f"({', '.join(chosen.claims)}), about {chosen.seconds:.0f} s of the {seconds_left:.0f} s left",
+          file=out, flush=True)
+    record(run_dir, {"budget_s": round(seconds_left), "claims": chosen.claims,
+                     "left_out": [list(item) for item in chosen.left_out],
+                     "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
+    attempt = runstatus.begin_attempt(run_dir, partitions)
+    worst = None
+    for partition, repeats, cases in chosen.sessions():
+        attempt_dir = run_dir / "attempts" / str(attempt) / f"{partition}-x{repeats}"
+        selection = [arg for case in cases for arg in ("-n", name_pattern(case))]
+        outcome = session.run_reframe([f"{session.system}:{partition}"], attempt_dir,
+                                      session.stage_root / f"attempt-{attempt}-{partition}-x{repeats}", 1,
+                                      [*selection, "--repeat", str(repeats)])
+        if worst is None or outcome.stopped or (outcome.exit_status and not worst.exit_status):
+            worst = outcome
+        if outcome.stopped:
+            break
+    state = runstatus.end_attempt(run_dir, attempt, worst, keep_failed=True)
+    if not worst.stopped:
+        print(f"crosstalk: claims after the second stage (95 %): "
+              f"{_counts_text(verdicts_of(run_dir, TWO_STAGE_LOOKS))}", file=out, flush=True)
+    return worst, state

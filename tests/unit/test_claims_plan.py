@@ -1,0 +1,92 @@
+"""The second stage's plan (crosstalk.claims.plan): samples that would decide each inconclusive
+claim, from the first stage's known spread; repeats per case; the budget; and the confidence of a
+platform judged at two looks."""
+import json
+
+import pandas as pd
+import pytest
+
+from crosstalk.claims import judge
+from crosstalk.claims.judge import confidence_for, min_samples
+from crosstalk.claims.plan import plan
+from crosstalk.specs import load_spec
+
+SPEC = load_spec("congestion")
+CLAIM = next(c for c in SPEC.data["claims"] if c["id"] == "gpcnet-incast-slows-bw")      # congested < isolated
+CASE = "CongestionCanary %congestors=p2p_incast %pport=1 %repeat=0"
+
+
+def tables(ratios, looks=1, partitions=("mpi", "slurm")):
+    """One run's perf and case rows: bandwidth isolated 100, congested 100 x ratio, one sample per
+    ratio, spread over the partitions in turn."""
+    rows, cases = [], []
+    params = json.dumps({"congestors": "p2p_incast", "pport": 1, "repeat": 0}, sort_keys=True)
+    for i, ratio in enumerate(ratios):
+        partition, copy = partitions[i % len(partitions)], i // len(partitions)
+        for metric, value in (("bw_isolated_avg", 100.0), ("bw_congested_avg", 100.0 * ratio)):
+            rows.append({"platform": "vc", "system": "vc", "origin": "user", "host_label": "h",
+                         "experiment": "congestion", "metric": metric, "params": params, "value": value,
+                         "unit": "MiB/s/rank", "case": CASE, "run_id": "r", "partition": partition,
+                         "environ": "gnu", "repeat": 0, "sample": copy, "round": 0})
+    for partition in partitions:
+        cases.append({"platform": "vc", "system": "vc", "origin": "user", "host_label": "h",
+                      "experiment": "congestion", "params": params, "environ": "gnu", "result": "pass",
+                      "reason": None, "facts": "{}", "looks": looks, "case": CASE, "partition": partition})
+    return pd.DataFrame(rows), pd.DataFrame(cases)
+
+
+def verdict_of(perf, cases, trace=True):
+    return next(v for v in judge(perf, cases, trace=trace) if v["id"] == CLAIM["id"])
+
+
+def test_two_looks_are_judged_at_the_bonferroni_level():
+    assert confidence_for(1) == pytest.approx(0.90) and confidence_for(2) == pytest.approx(0.95)
+    assert min_samples(0.90) == 5 and min_samples(0.95) == 6
+    five = [0.5, 0.6, 0.55, 0.65, 0.7]          # every sample slower congested
+    assert verdict_of(*tables(five, looks=1))["verdict"] == "reproduced"
+    at_two = verdict_of(*tables(five, looks=2))
+    assert at_two["verdict"] == "inconclusive" and at_two["confidence"] == pytest.approx(0.95)
+
+
+def test_the_pilot_fixes_the_samples_and_each_copy_adds_one_per_partition():
+    # Two pilot samples 0.6 and 0.8 (median 0.7, 0.3 below the bound 1, half-range 0.1): the spread
+    # asks for fewer than the 95 % minimum of 6, so 4 more; each copy of the case on both
+    # partitions adds 2, so 2 copies on each.
+    v = verdict_of(*tables([0.6, 0.8], looks=2))
+    (group,) = v["groups"]
+    assert v["verdict"] == "inconclusive" and group["more"] == 4
+    assert group["cases"] == [["mpi", "gnu", CASE], ["slurm", "gnu", CASE]] and group["per_repeat"] == 2
+    out = plan([v], {("mpi", CASE): 30.0, ("slurm", CASE): 40.0}, budget_s=1000)
+    assert out.repeats == {("mpi", CASE): 2, ("slurm", CASE): 2} and out.claims == [CLAIM["id"]]
+    assert out.seconds == pytest.approx(2 * 30 + 2 * 40)
+    assert out.sessions() == [("mpi", 2, [CASE]), ("slurm", 2, [CASE])]
+
+
+def test_a_wide_spread_asks_for_more_than_the_minimum():
+    # Six samples straddling the bound: the interval is 4x wider than the distance to the bound,
+    # so about n (half / distance)^2 samples.
+    ratios = [0.2, 1.4, 0.3, 1.3, 0.85, 0.95]
+    (group,) = verdict_of(*tables(ratios, looks=2))["groups"]
+    assert group["verdict"] == "inconclusive" and group["more"] > min_samples(0.95)
+
+
+def test_the_budget_takes_the_cheapest_claims_and_says_what_it_left_out():
+    v = verdict_of(*tables([0.6, 0.8], looks=2))
+    cheap = dict(v, id="cheap")
+    costly = dict(v, id="costly", groups=[dict(v["groups"][0], cases=[["mpi", "gnu", "Other"]], per_repeat=1)])
+    seconds = {("mpi", CASE): 30.0, ("slurm", CASE): 40.0, ("mpi", "Other"): 500.0}
+    out = plan([costly, cheap], seconds, budget_s=1000)
+    assert out.claims == ["cheap"] and set(out.repeats) == {("mpi", CASE), ("slurm", CASE)}
+    (left,) = out.left_out
+    assert left[0] == "costly" and "needs about 2000 s more; 860 s of the budget left" in left[1]
+    # a claim whose cases another planned claim already runs costs nothing more
+    again = dict(v, id="again")
+    assert plan([cheap, again], seconds, budget_s=140).claims == ["again", "cheap"]
+
+
+def test_a_claim_decided_or_on_its_bound_is_not_planned():
+    decided = verdict_of(*tables([0.5, 0.6, 0.55, 0.65, 0.7, 0.6], looks=2))
+    assert decided["verdict"] == "reproduced" and "cases" not in decided["groups"][0]
+    on_bound = verdict_of(*tables([0.9, 1.1], looks=2))
+    out = plan([decided, on_bound], {("mpi", CASE): 1.0, ("slurm", CASE): 1.0}, budget_s=1000)
+    assert out.claims == [] and out.left_out == [(CLAIM["id"], "the claim: its estimate sits on the band's bound")]
