@@ -129,12 +129,30 @@ def paper_order(key):
     return keys.index(key) if key in keys else len(keys)
 
 
-def claim_tables(perf, cases, labels):
+def latest_runs(runs):
+    """``{(platform, experiment): provenance}`` of the newest of the user's runs of each."""
+    latest = {}
+    for prov in sorted((r for r in runs if r["origin"] == "user"), key=lambda r: r["run_id"]):
+        for experiment in prov.get("specs", {}):
+            latest[(prov["platform"], experiment)] = prov
+    return latest
+
+
+def claim_tables(perf, cases, labels, runs=()):
     """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform
-    (``labels``: platform -> its host class's label, in the order shown)."""
+    (``labels``: platform -> its host class's label, in the order shown); per platform how many
+    claims were decided; and on the user's platforms, each claim still open with why and the
+    command that would decide it."""
     platforms = list(labels)
     from crosstalk.claims import VERDICTS, counts, judge
-    from crosstalk.claims.present import citation as claim_citation, paper_text, summary, why
+    from crosstalk.claims.present import (
+        citation as claim_citation,
+        decided_text,
+        open_question,
+        paper_text,
+        summary,
+        why,
+    )
     verdicts = judge(perf, cases)
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}
@@ -147,7 +165,12 @@ def claim_tables(perf, cases, labels):
                "claims": [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]} for row in rows.values()]}
               for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
     totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
-    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS}
+    latest = latest_runs(runs)
+    still_open = [{"platform": v["platform"], "id": v["id"], "citation": claim_citation(v),
+                   **open_question(v, latest.get((v["platform"], v["experiment"])))}
+                  for v in verdicts if v["origin"] == "user" and v["verdict"] == "inconclusive"]
+    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS,
+            "decided": {p: decided_text(totals[p]) for p in platforms}, "open": still_open}
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
@@ -174,7 +197,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                        for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
     runs = load_runs(results_dir, systems, examples_dir)
     platforms = platform_table(cases, runs)
-    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms})
+    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms}, runs)
     experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number

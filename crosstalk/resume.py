@@ -16,15 +16,16 @@ DONE = {"pass", "skip", "xfail"}
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-def find_run(run_id):
-    """The directory of run ``run_id`` under the results directory (any system)."""
+def find_run(run_id, option="--resume"):
+    """The directory of run ``run_id`` under the results directory (any system); errors name
+    ``option``."""
     if not _RUN_ID.match(run_id) or ".." in run_id:
-        raise InputError(repr(run_id), "--resume", "not a run id (like 20261123T101500Z-1b8548e0)")
+        raise InputError(repr(run_id), option, "not a run id (like 20261123T101500Z-1b8548e0)")
     found = sorted(p for p in results_root().glob(f"*/runs/{run_id}") if p.is_dir())
     if not found:
-        raise InputError(run_id, "--resume", f"no such run under {results_root()}")
+        raise InputError(run_id, option, f"no such run under {results_root()}")
     if len(found) > 1:
-        raise InputError(run_id, "--resume", f"run id is ambiguous: {', '.join(map(str, found))}")
+        raise InputError(run_id, option, f"run id is ambiguous: {', '.join(map(str, found))}")
     return found[0]
 
 

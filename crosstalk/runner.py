@@ -199,9 +199,9 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     return exit_status, run_dir
 
 
-def resume(run_id, out=sys.stdout):
-    """Run again the cases of run ``run_id`` that did not pass, in the same run directory."""
-    run_dir = resume_mod.find_run(run_id)
+def _reopen(run_id, out, option):
+    """An earlier run's directory, provenance, checked specs and hardware, and its Session."""
+    run_dir = resume_mod.find_run(run_id, option)
     prov = resume_mod.load_provenance(run_dir)
     if prov.get("specs_dir"):
         os.environ[SPECS_DIR_ENV] = prov["specs_dir"]    # the site specs the run began with
@@ -209,9 +209,15 @@ def resume(run_id, out=sys.stdout):
                                                       prov["profile"], list(prov["specs"]), out)
     host = host_class(description.get("network"))
     resume_mod.check_unchanged(run_dir, prov, specs, host["id"])
-    targets = prov.get("targets") or [description["name"]]
     session = Session(inventory, description, specs, prov["profile"], host, prov.get("run_id", run_id),
                       run_dir, bool(prov.get("gate")), list(prov.get("reframe_args", [])), cluster, out)
+    return run_dir, prov, description, session
+
+
+def resume(run_id, out=sys.stdout):
+    """Run again the cases of run ``run_id`` that did not pass, in the same run directory."""
+    run_dir, prov, description, session = _reopen(run_id, out, "--resume")
+    targets = prov.get("targets") or [description["name"]]
     with _locked(session, f"crosstalk run --resume {run_id}"):
         done = resume_mod.done_hashes(run_dir)
         partitions = _partition_names(description, targets)
@@ -237,6 +243,22 @@ def resume(run_id, out=sys.stdout):
     return worst.exit_status, run_dir
 
 
+def more(run_id, budget_s, out=sys.stdout):
+    """One more stage of run ``run_id``: the cases of its inconclusive claims measured again within
+    ``budget_s`` seconds (one more look at its data: crosstalk.claims.plan)."""
+    state = runstatus.read(resume_mod.find_run(run_id, "--more"))["state"]
+    if state in ("running", "interrupted"):
+        raise InputError(run_id, "--more", f"the run is {state}: finish it first (crosstalk run --resume {run_id})")
+    run_dir, prov, description, session = _reopen(run_id, out, "--more")
+    partitions = _partition_names(description, prov.get("targets") or [description["name"]])
+    with _locked(session, f"crosstalk run --more {run_id}"):
+        stage = run_second_stage(session, run_dir, partitions, budget_s, out, looks=prov.get("looks", 1) + 1)
+    state = stage[1] if stage else runstatus.read(run_dir)["state"]
+    status = stage[0].exit_status if stage else 0
+    print(f"crosstalk: run {run_id} {state} (exit {status})", file=out, flush=True)
+    return status, run_dir
+
+
 def _inventory_arg(inventory):
     """How a resume finds the inventory again: its name if under inventories/, else its path."""
     inventory = Path(inventory)
@@ -252,6 +274,14 @@ def _specs_dir(text):
 
 
 def _cmd_run(args):
+    if args.more:
+        if (args.system or args.experiments or args.partition or args.gate or args.reframe_args
+                or args.specs or args.resume):
+            raise InputError("--more", None, "takes the run's own system, profile, experiments and "
+                                             "options: give only --budget")
+        budget = args.budget if args.budget is not None else parse_duration(DEFAULT_BUDGET["quick"])
+        status, _ = more(args.more, budget)
+        return status
     if args.resume:
         if (args.system or args.experiments or args.partition or args.gate or args.reframe_args
                 or args.specs or args.budget is not None):
@@ -300,6 +330,10 @@ def register(subparsers):
                         "(default for the quick profile's main job: "
                         f"{DEFAULT_BUDGET['quick']}; a run narrowed by -e, --partition or ReFrame "
                         "arguments: none; 0: none)")
+    p.add_argument("--more", metavar="RUN_ID",
+                   help="one more stage of a finished run: measure again the cases of its inconclusive "
+                        f"claims, within --budget (default {DEFAULT_BUDGET['quick']}); its claims are then "
+                        "judged at one more look (docs/claims.md)")
     p.add_argument("--resume", metavar="RUN_ID",
                    help="continue an interrupted or partly failed run: re-run only its cases that "
                         "did not pass, into the same run directory")

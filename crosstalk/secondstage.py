@@ -1,7 +1,8 @@
 """A run's second stage (``crosstalk run --budget``): after the first pass, the claims are judged on
 the run's own samples; the cases of the claims left inconclusive whose deciding samples fit the time
 left are measured again (``--repeat``), into the same run as ``--resume`` adds attempts, and the
-claims judged once more. The plan and why it is honest: crosstalk.claims.plan."""
+claims judged once more. ``crosstalk run --more RUN_ID`` adds a further stage to a finished run
+(one more look). The plan and why it is honest: crosstalk.claims.plan, docs/claims.md."""
 import json
 import re
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from crosstalk import runstatus
 from crosstalk.claims import counts, judge
+from crosstalk.claims.judge import confidence_for
 from crosstalk.claims.plan import TWO_STAGE_LOOKS, plan
 from crosstalk.errors import InputError
 from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_reports, load_run
@@ -49,41 +51,44 @@ def _counts_text(verdicts):
     return ", ".join(f"{n} {v}" for v, n in counts(verdicts).items())
 
 
-def record(run_dir, second_stage):
-    """The run's provenance says it looked twice (its claims are judged at two looks from now on,
-    even if the second stage is interrupted) and what the second stage measured again."""
+def record(run_dir, looks, stage):
+    """The run's provenance counts the looks (its claims are judged at that many looks from now
+    on, even if this stage is interrupted) and lists what each later stage measured again."""
     path = run_dir / "provenance.json"
     prov = json.loads(path.read_text())
-    prov.update(looks=TWO_STAGE_LOOKS, second_stage=second_stage)
+    prov.update(looks=looks, stages=[*prov.get("stages", []), stage])
     tmp = path.with_name(".provenance.json.tmp")
     tmp.write_text(json.dumps(prov, indent=2) + "\n")
     tmp.replace(path)
 
 
-def run_second_stage(session, run_dir, partitions, seconds_left, out):
-    """Plan and run the second stage; ``(its Outcome, the run's state)``, or None when nothing was
-    run again."""
-    try:
-        verdicts = verdicts_of(run_dir, TWO_STAGE_LOOKS)
-    except InputError as err:
-        print(f"crosstalk: no second stage: the run's results are unreadable ({err})", file=out, flush=True)
+def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_STAGE_LOOKS):
+    """Plan and run a further stage (the second: ``looks`` 2); ``(its Outcome, the run's state)``,
+    or None when nothing was run again."""
+    if seconds_left <= 0:
+        print(f"crosstalk: no further stage: no time left of the budget ({seconds_left:.0f} s)", file=out, flush=True)
         return None
-    print(f"crosstalk: claims after the first stage (95 %, as for two looks): {_counts_text(verdicts)}",
-          file=out, flush=True)
+    try:
+        verdicts = verdicts_of(run_dir, looks)
+    except InputError as err:
+        print(f"crosstalk: no further stage: the run's results are unreadable ({err})", file=out, flush=True)
+        return None
+    print(f"crosstalk: claims so far ({confidence_for(looks) * 100:.3g} % intervals, as for {looks} looks): "
+          f"{_counts_text(verdicts)}", file=out, flush=True)
     chosen = plan(verdicts, case_durations(run_dir), seconds_left)
     for claim, why in chosen.left_out:
         print(f"crosstalk:   not measured again: {claim}: {why}", file=out, flush=True)
     if not chosen.repeats:
-        print("crosstalk: no second stage: no inconclusive claim that more samples would decide fits "
+        print("crosstalk: no further stage: no inconclusive claim that more samples would decide fits "
               f"the {seconds_left:.0f} s left", file=out, flush=True)
         return None
     runs = sum(chosen.repeats.values())
-    print(f"crosstalk: second stage: {runs} more case run(s) for {len(chosen.claims)} claim(s) "
+    print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "
           f"({', '.join(chosen.claims)}), about {chosen.seconds:.0f} s of the {seconds_left:.0f} s left",
           file=out, flush=True)
-    record(run_dir, {"budget_s": round(seconds_left), "claims": chosen.claims,
-                     "left_out": [list(item) for item in chosen.left_out],
-                     "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
+    record(run_dir, looks, {"look": looks, "budget_s": round(seconds_left), "claims": chosen.claims,
+                            "left_out": [list(item) for item in chosen.left_out],
+                            "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
     attempt = runstatus.begin_attempt(run_dir, partitions)
     worst = None
     for partition, repeats, cases in chosen.sessions():
@@ -98,6 +103,6 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out):
             break
     state = runstatus.end_attempt(run_dir, attempt, worst, keep_failed=True)
     if not worst.stopped:
-        print(f"crosstalk: claims after the second stage (95 %): "
-              f"{_counts_text(verdicts_of(run_dir, TWO_STAGE_LOOKS))}", file=out, flush=True)
+        print(f"crosstalk: claims after stage {looks}: {_counts_text(verdicts_of(run_dir, looks))}",
+              file=out, flush=True)
     return worst, state

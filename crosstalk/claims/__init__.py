@@ -112,8 +112,13 @@ def _not_run_reason(cases, missing):
     unswept = _unswept(rows, missing)
     if unswept:
         return unswept
+    ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
     rows = matching(rows, {k: v for k, v in missing.select.items() if not str(v).startswith("@")})
     skipped = rows[rows["result"] == "skip"]
+    # The reason of an environment the experiment ran in ("no cpufreq"), not of one it skips whole
+    # ("runs under gnu-openmpi only").
+    if skipped["environ"].isin(ran_in).any():
+        skipped = skipped[skipped["environ"].isin(ran_in)]
     if not skipped.empty:
         reason, _ = Counter(skipped["reason"].fillna("skipped")).most_common(1)[0]
         return f"{missing.experiment} {describe(missing.select)} skipped: {reason}"

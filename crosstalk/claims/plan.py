@@ -18,6 +18,11 @@ from crosstalk.claims.operands import SAMPLE_KEY, Missing, measured
 
 #: Looks at the data a run with a second stage takes.
 TWO_STAGE_LOOKS = 2
+#: A case's planned time over its first-stage duration: second-stage cases ran 8 % longer than
+#: their first-stage durations (the quick suite on a 2-core VM, 2026-11-26), so a fifth of room.
+CASE_MARGIN = 1.2
+#: Seconds per ReFrame session of the stage (start-up, the kernels' build fixture found built).
+SESSION_S = 10
 
 
 @dataclass
@@ -92,7 +97,13 @@ def need_of(verdict, case_seconds):
     unknown = [key for key in repeats if key not in case_seconds]
     if unknown:
         return f"no duration recorded for {unknown[0][1]} on {unknown[0][0]}"
-    return Need(verdict["id"], repeats, sum(n * case_seconds[key] for key, n in repeats.items()))
+    return Need(verdict["id"], repeats, cost(repeats, case_seconds))
+
+
+def cost(repeats, case_seconds):
+    """Planned seconds of ``repeats``: the cases with their margin and one start-up per session."""
+    sessions = {(partition, n) for (partition, _), n in repeats.items()}
+    return CASE_MARGIN * sum(n * case_seconds[key] for key, n in repeats.items()) + SESSION_S * len(sessions)
 
 
 def plan(verdicts, case_seconds, budget_s):
@@ -113,7 +124,7 @@ def plan(verdicts, case_seconds, budget_s):
         merged = dict(out.repeats)
         for key, n in need.repeats.items():
             merged[key] = max(merged.get(key, 0), n)
-        seconds = sum(n * case_seconds[key] for key, n in merged.items())
+        seconds = cost(merged, case_seconds)
         if seconds <= budget_s:
             out.repeats, out.seconds = merged, seconds
             out.claims.append(need.claim)

@@ -64,3 +64,35 @@ def summary(row):
 def why(row):
     """Why the magnitude may differ here (the platform's balance beside the paper's), or None."""
     return f"why the magnitude may differ: {row['note']}" if row.get("note") else None
+
+
+def decided_text(totals):
+    """ "12 of 16 applicable claims decided (75 %)" from one platform's verdict counts."""
+    applicable = sum(n for v, n in totals.items() if v != "not applicable")
+    decided = totals.get("reproduced", 0) + totals.get("contradicted", 0)
+    share = f" ({decided / applicable:.0%})" if applicable else ""
+    return f"{decided} of {applicable} applicable claims decided{share}"
+
+
+def open_question(verdict, run=None):
+    """Why an inconclusive claim is still open on its platform and the one command that would
+    decide it (``{why, command}``; the command is None where no number of samples would), or None
+    for a decided one. ``run``: the platform's latest run of the claim's experiment (provenance)."""
+    if verdict["verdict"] != "inconclusive":
+        return None
+    groups = [g for g in verdict["groups"] if g["verdict"] == "inconclusive"]
+    if any(g.get("more") is None for g in groups):
+        return {"why": "noise: the median sits on the claim's bound, so no number of samples decides it "
+                       "here" + ("; the platform's balance differs from the paper's (see the note)"
+                                 if verdict.get("note") else ""), "command": None}
+    more = max(g["more"] for g in groups)
+    left_out = {claim: reason for stage in (run or {}).get("stages", []) for claim, reason in stage["left_out"]}
+    if verdict["id"] in left_out:
+        why = f"budget spent: the run's last stage left it out ({left_out[verdict['id']]})"
+    elif run and run.get("stages"):
+        why = f"noise: its stages' samples were not enough; about {more} more would decide it"
+    else:
+        why = f"too few samples: about {more} more would decide it (the run took no second stage)"
+    command = (f"crosstalk run --more {run['run_id']} --budget 15m" if run
+               else f"crosstalk run -e {verdict['experiment']} --budget 15m")
+    return {"why": why, "command": command}

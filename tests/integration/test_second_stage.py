@@ -40,10 +40,11 @@ def two_stage_run(run_env_module, vcluster):
 
 def test_the_second_stage_measures_exactly_the_inconclusive_claims_cases(two_stage_run):
     stdout, run_dir = two_stage_run
-    assert "claims after the first stage (95 %, as for two looks)" in stdout, stdout
+    assert "claims so far (95 % intervals, as for 2 looks)" in stdout, stdout
     prov = json.loads((run_dir / "provenance.json").read_text())
     assert prov["looks"] == 2
-    stage = prov["second_stage"]
+    (stage,) = prov["stages"]
+    assert stage["look"] == 2
     assert set(CLAIMS) <= set(stage["claims"]), stage
     assert stage["repeats"] == [["slurm", CASE, 1]]         # 3 rounds more reach 6
     (report,) = run_dir.glob("attempts/2/slurm-x1/report.json")
@@ -63,3 +64,20 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
     assert allreduce["confidence"] == pytest.approx(0.95)
     assert allreduce["verdict"] == "reproduced", allreduce
     assert allreduce["groups"][0]["n"] == 6
+
+
+def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env_module):
+    """crosstalk run --more: a further stage of the finished run. Where a claim is still undecided
+    and fits, it runs and the run counts a third look; where none does, nothing is run or recorded."""
+    _, run_dir = two_stage_run
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(run_dir.parents[2]))
+    proc = subprocess.run([venv_tool("crosstalk"), "run", "--more", run_dir.name, "--budget", "5m"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "claims so far (96.7 % intervals, as for 3 looks)" in proc.stdout, proc.stdout
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    if "no further stage" in proc.stdout:
+        assert prov["looks"] == 2 and len(prov["stages"]) == 1
+    else:
+        assert prov["looks"] == 3 and [s["look"] for s in prov["stages"]] == [2, 3]
+        assert list(run_dir.glob("attempts/3/slurm-x*/report.json"))

@@ -22,7 +22,7 @@ def table(rows):
                           "value": float(value), "unit": "u", "run_id": "r", "partition": "p",
                           "environ": "e", "repeat": 0, "sample": sample, "round": 0, "case": "c"}
                          for params, metric, sample, value in rows])
-    cases = perf[["experiment", "params"]].drop_duplicates().assign(result="pass", reason=None)
+    cases = perf[["experiment", "params", "environ"]].drop_duplicates().assign(result="pass", reason=None)
     return Table(perf), cases
 
 
@@ -178,3 +178,25 @@ def test_environ_groups_a_claim_per_mpi_implementation():
     out = judge_claim(SPEC, claim(test), Table(perf), cases)
     assert {g["group"]: g["verdict"] for g in out["groups"]} == {"environ=mpich": "reproduced",
                                                                  "environ=ompi": "contradicted"}
+
+
+def test_a_not_run_reason_comes_from_an_environment_the_experiment_ran_in():
+    """The frequency cases were skipped for want of cpufreq under Open MPI, and the whole
+    experiment under MPICH (first environment only): the claim says the first."""
+    from crosstalk.claims import judge_claim
+    from crosstalk.specs import load_spec
+    spec = load_spec("energy")
+    claim_ = next(c for c in spec.data["claims"] if c["id"] == "sand-lower-freq-slows")
+    cases = pd.DataFrame([
+        {"experiment": "energy", "environ": env, "params": json.dumps({"link": "4X", "cpu_freq": freq}),
+         "result": result, "reason": reason}
+        for env, freq, result, reason in (
+            ("ompi", "default", "pass", None), ("ompi", "low", "skip", "no cpufreq on this node"),
+            ("mpich", "default", "skip", "runs under ompi only"), ("mpich", "low", "skip", "runs under ompi only"),
+            ("mpich", "low", "skip", "runs under ompi only"))])
+    perf = pd.DataFrame([{"experiment": "energy", "metric": "time_s", "value": 1.0, "unit": "s", "case": "c",
+                          "params": json.dumps({"link": "4X", "cpu_freq": "default"}), "run_id": "r",
+                          "partition": "p", "environ": "ompi", "repeat": 0, "sample": 0, "round": 0}])
+    out = judge_claim(spec, claim_, Table(perf), cases)
+    assert out["verdict"] == "not run"
+    assert out["groups"][0]["reason"] == "energy {link=4X, cpu_freq=low} skipped: no cpufreq on this node"

@@ -8,7 +8,7 @@ import pytest
 
 from crosstalk.claims import judge
 from crosstalk.claims.judge import confidence_for, min_samples
-from crosstalk.claims.plan import plan
+from crosstalk.claims.plan import CASE_MARGIN, SESSION_S, plan
 from crosstalk.specs import load_spec
 
 SPEC = load_spec("congestion")
@@ -58,7 +58,8 @@ def test_the_pilot_fixes_the_samples_and_each_copy_adds_one_per_partition():
     assert group["cases"] == [["mpi", "gnu", CASE], ["slurm", "gnu", CASE]] and group["per_repeat"] == 2
     out = plan([v], {("mpi", CASE): 30.0, ("slurm", CASE): 40.0}, budget_s=1000)
     assert out.repeats == {("mpi", CASE): 2, ("slurm", CASE): 2} and out.claims == [CLAIM["id"]]
-    assert out.seconds == pytest.approx(2 * 30 + 2 * 40)
+    # each case with its margin, and a start-up for each of the two sessions
+    assert out.seconds == pytest.approx(CASE_MARGIN * (2 * 30 + 2 * 40) + 2 * SESSION_S)
     assert out.sessions() == [("mpi", 2, [CASE]), ("slurm", 2, [CASE])]
 
 
@@ -78,10 +79,12 @@ def test_the_budget_takes_the_cheapest_claims_and_says_what_it_left_out():
     out = plan([costly, cheap], seconds, budget_s=1000)
     assert out.claims == ["cheap"] and set(out.repeats) == {("mpi", CASE), ("slurm", CASE)}
     (left,) = out.left_out
-    assert left[0] == "costly" and "needs about 2000 s more; 860 s of the budget left" in left[1]
+    cheap_s = CASE_MARGIN * (2 * 30 + 2 * 40) + 2 * SESSION_S          # 188 s
+    costly_s = CASE_MARGIN * 4 * 500 + SESSION_S                       # 4 samples, one per copy
+    assert left == ("costly", f"needs about {costly_s:.0f} s more; {1000 - cheap_s:.0f} s of the budget left")
     # a claim whose cases another planned claim already runs costs nothing more
     again = dict(v, id="again")
-    assert plan([cheap, again], seconds, budget_s=140).claims == ["again", "cheap"]
+    assert plan([cheap, again], seconds, budget_s=cheap_s).claims == ["again", "cheap"]
 
 
 def test_a_claim_decided_or_on_its_bound_is_not_planned():
@@ -90,3 +93,21 @@ def test_a_claim_decided_or_on_its_bound_is_not_planned():
     on_bound = verdict_of(*tables([0.9, 1.1], looks=2))
     out = plan([decided, on_bound], {("mpi", CASE): 1.0, ("slurm", CASE): 1.0}, budget_s=1000)
     assert out.claims == [] and out.left_out == [(CLAIM["id"], "the claim: its estimate sits on the band's bound")]
+
+
+def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
+    from crosstalk.claims.present import decided_text, open_question
+    pilot = verdict_of(*tables([0.6, 0.8], looks=1))
+    fresh = open_question(pilot, {"run_id": "R1", "stages": []})
+    assert fresh == {"why": "too few samples: about 3 more would decide it (the run took no second stage)",
+                     "command": "crosstalk run --more R1 --budget 15m"}
+    spent = {"run_id": "R2",
+             "stages": [{"left_out": [[CLAIM["id"], "needs about 90 s more; 10 s of the budget left"]]}]}
+    assert open_question(pilot, spent)["why"] == ("budget spent: the run's last stage left it out "
+                                                  "(needs about 90 s more; 10 s of the budget left)")
+    assert open_question(pilot, None)["command"] == "crosstalk run -e congestion --budget 15m"
+    on_bound = open_question(verdict_of(*tables([0.9, 1.1])), {"run_id": "R3"})
+    assert on_bound["command"] is None and on_bound["why"].startswith("noise: the median sits on the claim's bound")
+    assert open_question(verdict_of(*tables([0.5, 0.6, 0.55, 0.65, 0.7])), None) is None
+    assert decided_text({"reproduced": 2, "contradicted": 1, "inconclusive": 1, "not run": 0,
+                         "not applicable": 5}) == "3 of 4 applicable claims decided (75%)"

@@ -60,7 +60,7 @@ def rounds_table(isolated, congested):
             for metric, series in (("bw_isolated_avg", isolated), ("bw_congested_avg", congested))
             for r, v in enumerate(series)]
     perf = pd.DataFrame(rows)
-    cases = perf[["experiment", "params"]].drop_duplicates().assign(result="pass", reason=None)
+    cases = perf[["experiment", "params", "environ"]].drop_duplicates().assign(result="pass", reason=None)
     return Table(perf), cases
 
 
