@@ -70,7 +70,9 @@ def _params(case):
 
 
 def _skip_reasons(log_path):
-    """``{(test name, hash): reason}`` from ReFrame's log."""
+    """``{(hash, target): reason}`` from ReFrame's log: a test variant's hash (each ``--repeat``
+    copy has its own; the logged name then carries ``%.repeat_no``) and the target
+    (``system:partition+environ``), which tells apart the cases of one variant."""
     reasons = {}
     if not log_path.exists():
         return reasons
@@ -81,7 +83,7 @@ def _skip_reasons(log_path):
     for line in text.splitlines():
         match = _SKIP.search(_ANSI.sub("", line))
         if match:
-            reasons[(match["name"], match["hash"])] = match["reason"]
+            reasons[(match["hash"], match["target"])] = match["reason"]
     return reasons
 
 
@@ -233,7 +235,8 @@ def load_run(run_dir, origin="user"):
         }
         reason = case.get("fail_reason")
         if case.get("result") == "skip":
-            reason = skip_reasons.get((case["name"], case.get("hashcode")), "skipped (reason not logged)")
+            target = f"{case.get('system')}:{case.get('partition')}+{case.get('environ')}"
+            reason = skip_reasons.get((case.get("hashcode"), target), "skipped (reason not logged)")
         case_rows.append({**base, "result": case.get("result"), "reason": reason, "facts": facts, "looks": looks})
         perfvalues = case.get("perfvalues") or {}
         if not isinstance(perfvalues, dict):

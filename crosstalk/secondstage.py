@@ -76,8 +76,8 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
     print(f"crosstalk: claims so far ({confidence_for(looks) * 100:.3g} % intervals, as for {looks} looks): "
           f"{_counts_text(verdicts)}", file=out, flush=True)
     chosen = plan(verdicts, case_durations(run_dir), seconds_left)
-    for claim, why in chosen.left_out:
-        print(f"crosstalk:   not measured again: {claim}: {why}", file=out, flush=True)
+    for item in chosen.left_out:
+        print(f"crosstalk:   not measured again: {item['claim']}: {item['why']}", file=out, flush=True)
     if not chosen.repeats:
         print("crosstalk: no further stage: no inconclusive claim that more samples would decide fits "
               f"the {seconds_left:.0f} s left", file=out, flush=True)
@@ -87,7 +87,7 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
           f"({', '.join(chosen.claims)}), about {chosen.seconds:.0f} s of the {seconds_left:.0f} s left",
           file=out, flush=True)
     record(run_dir, looks, {"look": looks, "budget_s": round(seconds_left), "claims": chosen.claims,
-                            "left_out": [list(item) for item in chosen.left_out],
+                            "left_out": chosen.left_out,
                             "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
     attempt = runstatus.begin_attempt(run_dir, partitions)
     worst = None

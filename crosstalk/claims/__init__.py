@@ -115,9 +115,9 @@ def _not_run_reason(cases, missing):
     ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
     rows = matching(rows, {k: v for k, v in missing.select.items() if not str(v).startswith("@")})
     skipped = rows[rows["result"] == "skip"]
-    # The reason of an environment the experiment ran in ("no cpufreq"), not of one it skips whole
-    # ("runs under gnu-openmpi only").
-    if skipped["environ"].isin(ran_in).any():
+    # Where the experiment ran, only its skips there explain a missing value ("no cpufreq"), not
+    # those of an environment it skips whole ("runs under gnu-openmpi only").
+    if ran_in:
         skipped = skipped[skipped["environ"].isin(ran_in)]
     if not skipped.empty:
         reason, _ = Counter(skipped["reason"].fillna("skipped")).most_common(1)[0]

@@ -36,7 +36,8 @@ class Need:
 @dataclass
 class Plan:
     """Cases to run again (``{(partition, case name): repeats}``), the claims they are for and the
-    claims left out with their reason."""
+    claims left out: ``{claim, why, seconds}``, ``seconds`` the time the claim would have needed
+    (None where more samples would not decide it)."""
     repeats: dict = field(default_factory=dict)
     claims: list = field(default_factory=list)
     left_out: list = field(default_factory=list)
@@ -117,7 +118,7 @@ def plan(verdicts, case_seconds, budget_s):
             continue
         need = need_of(verdict, case_seconds)
         if isinstance(need, str):
-            out.left_out.append((verdict["id"], need))
+            out.left_out.append({"claim": verdict["id"], "why": need, "seconds": None})
         else:
             needs.append(need)
     for need in sorted(needs, key=lambda n: (n.seconds, n.claim)):
@@ -129,6 +130,7 @@ def plan(verdicts, case_seconds, budget_s):
             out.repeats, out.seconds = merged, seconds
             out.claims.append(need.claim)
         else:
-            out.left_out.append((need.claim, f"needs about {need.seconds:.0f} s more; "
-                                             f"{max(0.0, budget_s - out.seconds):.0f} s of the budget left"))
+            out.left_out.append({"claim": need.claim, "seconds": round(need.seconds),
+                                 "why": f"needs about {need.seconds:.0f} s; "
+                                        f"{max(0.0, budget_s - out.seconds):.0f} s of the budget were left"})
     return out

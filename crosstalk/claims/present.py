@@ -1,5 +1,7 @@
 """How a verdict reads, in the terminal and in the report: the threshold, this system's value with
 its interval, the paper's values, and one line per claim."""
+import math
+
 from crosstalk.bibliography import bibliography
 
 
@@ -74,6 +76,24 @@ def decided_text(totals):
     return f"{decided} of {applicable} applicable claims decided{share}"
 
 
+def _left_out(run):
+    """The claims a run's stages left out (``{claim, why, seconds}``), from its provenance; entries
+    of another shape (a run of an older crosstalk) are passed over."""
+    stages = (run or {}).get("stages")
+    for stage in stages if isinstance(stages, list) else []:
+        for item in stage.get("left_out", []) if isinstance(stage, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("claim"), str) and "why" in item and (
+                    item.get("seconds") is None or isinstance(item.get("seconds"), (int, float))):
+                yield item
+
+
+def _planned(run):
+    """The claims a run's stages measured again."""
+    stages = (run or {}).get("stages")
+    return {c for stage in stages if isinstance(stage, dict) for c in stage.get("claims", []) if isinstance(c, str)} \
+        if isinstance(stages, list) else set()
+
+
 def open_question(verdict, run=None):
     """Why an inconclusive claim is still open on its platform and the one command that would
     decide it (``{why, command}``; the command is None where no number of samples would), or None
@@ -86,13 +106,21 @@ def open_question(verdict, run=None):
                        "here" + ("; the platform's balance differs from the paper's (see the note)"
                                  if verdict.get("note") else ""), "command": None}
     more = max(g["more"] for g in groups)
-    left_out = {claim: reason for stage in (run or {}).get("stages", []) for claim, reason in stage["left_out"]}
-    if verdict["id"] in left_out:
-        why = f"budget spent: the run's last stage left it out ({left_out[verdict['id']]})"
+    left_out = {item["claim"]: item for item in _left_out(run)}
+    command = (f"crosstalk run --more {run['run_id']} --budget {{}}m" if run
+               else f"crosstalk run -e {verdict['experiment']} --budget {{}}m")
+    minutes = 15
+    item = left_out.get(verdict["id"])
+    if item and item["seconds"] is None:      # a fit: another run's samples join its fit
+        return {"why": f"not planned by the run's stages ({item['why']}); about {more} more sample(s) "
+                       f"would decide it", "command": f"crosstalk run -e {verdict['experiment']}"}
+    if item:
+        why = f"budget spent: the run's last stage left it out ({item['why']})"
+        minutes = math.ceil(item["seconds"] / 60) + 1
+    elif verdict["id"] in _planned(run):
+        why = f"noise: measured again by the run's stages and still undecided; about {more} more would decide it"
     elif run and run.get("stages"):
-        why = f"noise: its stages' samples were not enough; about {more} more would decide it"
+        why = f"too few samples: about {more} more would decide it"
     else:
         why = f"too few samples: about {more} more would decide it (the run took no second stage)"
-    command = (f"crosstalk run --more {run['run_id']} --budget 15m" if run
-               else f"crosstalk run -e {verdict['experiment']} --budget 15m")
-    return {"why": why, "command": command}
+    return {"why": why, "command": command.format(minutes)}

@@ -81,7 +81,8 @@ def test_the_budget_takes_the_cheapest_claims_and_says_what_it_left_out():
     (left,) = out.left_out
     cheap_s = CASE_MARGIN * (2 * 30 + 2 * 40) + 2 * SESSION_S          # 188 s
     costly_s = CASE_MARGIN * 4 * 500 + SESSION_S                       # 4 samples, one per copy
-    assert left == ("costly", f"needs about {costly_s:.0f} s more; {1000 - cheap_s:.0f} s of the budget left")
+    assert left == {"claim": "costly", "seconds": round(costly_s),
+                    "why": f"needs about {costly_s:.0f} s; {1000 - cheap_s:.0f} s of the budget were left"}
     # a claim whose cases another planned claim already runs costs nothing more
     again = dict(v, id="again")
     assert plan([cheap, again], seconds, budget_s=cheap_s).claims == ["again", "cheap"]
@@ -92,7 +93,8 @@ def test_a_claim_decided_or_on_its_bound_is_not_planned():
     assert decided["verdict"] == "reproduced" and "cases" not in decided["groups"][0]
     on_bound = verdict_of(*tables([0.9, 1.1], looks=2))
     out = plan([decided, on_bound], {("mpi", CASE): 1.0, ("slurm", CASE): 1.0}, budget_s=1000)
-    assert out.claims == [] and out.left_out == [(CLAIM["id"], "the claim: its estimate sits on the band's bound")]
+    assert out.claims == [] and out.left_out == [
+        {"claim": CLAIM["id"], "why": "the claim: its estimate sits on the band's bound", "seconds": None}]
 
 
 def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
@@ -101,11 +103,22 @@ def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
     fresh = open_question(pilot, {"run_id": "R1", "stages": []})
     assert fresh == {"why": "too few samples: about 3 more would decide it (the run took no second stage)",
                      "command": "crosstalk run --more R1 --budget 15m"}
-    spent = {"run_id": "R2",
-             "stages": [{"left_out": [[CLAIM["id"], "needs about 90 s more; 10 s of the budget left"]]}]}
-    assert open_question(pilot, spent)["why"] == ("budget spent: the run's last stage left it out "
-                                                  "(needs about 90 s more; 10 s of the budget left)")
+    why = "needs about 900 s; 10 s of the budget were left"
+    spent = open_question(pilot, {"run_id": "R2", "stages": [{"left_out": [
+        {"claim": CLAIM["id"], "why": why, "seconds": 900}]}]})
+    # the command's budget covers what the claim needs (15 minutes) and a minute more
+    assert spent == {"why": f"budget spent: the run's last stage left it out ({why})",
+                     "command": "crosstalk run --more R2 --budget 16m"}
+    fit = open_question(pilot, {"run_id": "R2", "stages": [{"left_out": [
+        {"claim": CLAIM["id"], "why": "the claim: not decided by more samples of its cases (a fit)",
+         "seconds": None}]}]})
+    assert fit == {"why": "not planned by the run's stages (the claim: not decided by more samples of its "
+                          "cases (a fit)); about 3 more sample(s) would decide it",
+                   "command": "crosstalk run -e congestion"}
     assert open_question(pilot, None)["command"] == "crosstalk run -e congestion --budget 15m"
+    measured = open_question(pilot, {"run_id": "R4", "stages": [{"claims": [CLAIM["id"]], "left_out": []}]})
+    assert measured["why"] == ("noise: measured again by the run's stages and still undecided; "
+                               "about 3 more would decide it")
     on_bound = open_question(verdict_of(*tables([0.9, 1.1])), {"run_id": "R3"})
     assert on_bound["command"] is None and on_bound["why"].startswith("noise: the median sits on the claim's bound")
     assert open_question(verdict_of(*tables([0.5, 0.6, 0.55, 0.65, 0.7])), None) is None

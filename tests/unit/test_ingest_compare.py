@@ -39,6 +39,24 @@ def test_skip_reasons_come_from_the_log():
     assert {c["reason"] for c in skipped} == {f"{t} threads > 2 cores" for t in (4, 8, 16, 32, 64)}
 
 
+def test_skip_reasons_are_per_environment(tmp_path):
+    """Two environments' cases of one test variant share its hash: each keeps its own reason."""
+    run = copy_run(tmp_path)
+    report = json.loads((run / "report.json").read_text())
+    cases = report["runs"][0]["testcases"]
+    skipped = next(c for c in cases if c["result"] == "skip")
+    cases.append({**skipped, "environ": "gnu-mpich"})
+    (run / "report.json").write_text(json.dumps(report))
+    line = (f"[ SKIP ] ( 9/36) {skipped['name']} /{skipped['hashcode']} @local:default+gnu-mpich "
+            f"[runs under gnu-openmpi only]\n")
+    with open(run / "reframe.log", "a") as log:
+        log.write(line)
+    _, rows = load_run(run)
+    reasons = {c["environ"]: c["reason"] for c in rows if c["case"] == skipped["name"]}
+    assert reasons == {"gnu-openmpi": f"{skipped['threads']} threads > 2 cores",
+                       "gnu-mpich": "runs under gnu-openmpi only"}
+
+
 def copy_run(tmp_path, system="local"):
     dest = tmp_path / system / "runs" / RUN.name
     shutil.copytree(RUN, dest)
