@@ -281,7 +281,8 @@ def _round_values(case, report_path):
     if not isinstance(rounds, dict):
         raise InputError(report_path, field, "not a mapping of performance variables to lists")
     for metric, values in rounds.items():
-        if not isinstance(values, list) or not values or not all(_is_number(v) for v in values):
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise InputError(report_path, f"{field}.{metric}", "not a non-empty list of numbers")
     return rounds
 

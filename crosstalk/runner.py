@@ -195,8 +195,20 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
                 state = second[1]
     print(f"crosstalk: run {run_id} {state} (exit {exit_status}); {note}", file=out, flush=True)
     if state == "interrupted":
-        print(f"crosstalk: to continue it: crosstalk run --resume {run_id}", file=out, flush=True)
+        how = "--more" if stage_interrupted(run_dir) else "--resume"
+        print(f"crosstalk: to continue it: crosstalk run {how} {run_id}", file=out, flush=True)
     return exit_status, run_dir
+
+
+def stage_interrupted(run_dir):
+    """Whether the run's last attempt was a later stage (its provenance names the attempt)."""
+    attempts = runstatus.read(run_dir).get("attempts", [])
+    try:
+        stages = json.loads((Path(run_dir) / "provenance.json").read_text()).get("stages")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (bool(attempts) and isinstance(stages, list) and bool(stages) and isinstance(stages[-1], dict)
+            and stages[-1].get("attempt") == attempts[-1].get("attempt"))
 
 
 def _reopen(run_id, out, option):
@@ -246,13 +258,17 @@ def resume(run_id, out=sys.stdout):
 def more(run_id, budget_s, out=sys.stdout):
     """One more stage of run ``run_id``: the cases of its inconclusive claims measured again within
     ``budget_s`` seconds (one more look at its data: crosstalk.claims.plan)."""
-    state = runstatus.read(resume_mod.find_run(run_id, "--more"))["state"]
-    if state in ("running", "interrupted"):
+    found = resume_mod.find_run(run_id, "--more")
+    state = runstatus.read(found)["state"]
+    if state == "running" or (state == "interrupted" and not stage_interrupted(found)):
         raise InputError(run_id, "--more", f"the run is {state}: finish it first (crosstalk run --resume {run_id})")
     run_dir, prov, description, session = _reopen(run_id, out, "--more")
+    looks = prov.get("looks", 1)
+    if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
+        raise InputError(run_dir / "provenance.json", "looks", f"{looks!r} is not a count of looks (1 or more)")
     partitions = _partition_names(description, prov.get("targets") or [description["name"]])
     with _locked(session, f"crosstalk run --more {run_id}"):
-        stage = run_second_stage(session, run_dir, partitions, budget_s, out, looks=prov.get("looks", 1) + 1)
+        stage = run_second_stage(session, run_dir, partitions, budget_s, out, looks=looks + 1)
     state = stage[1] if stage else runstatus.read(run_dir)["state"]
     status = stage[0].exit_status if stage else 0
     print(f"crosstalk: run {run_id} {state} (exit {status})", file=out, flush=True)

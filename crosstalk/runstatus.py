@@ -56,7 +56,9 @@ def end_attempt(run_dir, number, outcome, keep_failed=False):
     ``keep_failed``: the attempt ran none of the failed cases again (a second stage), so a failed
     run stays failed."""
     status = read(run_dir)
-    failed_before = status.get("state") == "failed"
+    # the state the run had before this attempt: the previous attempt's (begin_attempt set "running")
+    before = [a for a in status["attempts"] if a["attempt"] == number - 1]
+    failed_before = bool(before) and before[0].get("state") == "failed"
     exit_status = outcome.exit_status
     state = "interrupted" if outcome.stopped else ("finished" if exit_status == 0 else "failed")
     for attempt in status["attempts"]:

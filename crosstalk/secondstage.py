@@ -3,6 +3,7 @@ the run's own samples; the cases of the claims left inconclusive whose deciding 
 left are measured again (``--repeat``), into the same run as ``--resume`` adds attempts, and the
 claims judged once more. ``crosstalk run --more RUN_ID`` adds a further stage to a finished run
 (one more look). The plan and why it is honest: crosstalk.claims.plan, docs/claims.md."""
+import dataclasses
 import json
 import re
 
@@ -17,7 +18,8 @@ from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_reports, load_r
 
 
 def case_durations(run_dir):
-    """``{(partition, case name): seconds}``: the longest a case took in the run's reports."""
+    """``{(partition, case name): seconds}``: the longest a case took in the run's reports, added
+    over its environments (a stage selects a case by name: it runs under each of them)."""
     out = {}
     for report_path, _ in attempt_reports(run_dir):
         try:
@@ -29,8 +31,29 @@ def case_durations(run_dir):
                 seconds = case.get("time_total")
                 if case.get("fixture") or not isinstance(seconds, (int, float)):
                     continue
-                key = (case.get("partition"), case["name"])
+                key = (case.get("partition"), case["name"], case.get("environ"))
                 out[key] = max(out.get(key, 0.0), float(seconds))
+    total = {}
+    for (partition, name, _), seconds in out.items():
+        total[(partition, name)] = total.get((partition, name), 0.0) + seconds
+    return total
+
+
+#: ReFrame options of a run that would change a stage's selection or its count of copies.
+_SELECTION = {"-n", "--name", "-x", "--exclude", "--repeat", "--reruns", "-t", "--tag", "-T", "--exclude-tag"}
+
+
+def stage_reframe_args(args):
+    """The run's ReFrame arguments without those that select cases or copy them: a stage runs
+    exactly the planned cases the planned number of times."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _SELECTION:
+            skip = True
+        elif not any(arg.startswith(f"{opt}=") for opt in _SELECTION if opt.startswith("--")):
+            out.append(arg)
     return out
 
 
@@ -86,10 +109,11 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
     print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "
           f"({', '.join(chosen.claims)}), about {chosen.seconds:.0f} s of the {seconds_left:.0f} s left",
           file=out, flush=True)
-    record(run_dir, looks, {"look": looks, "budget_s": round(seconds_left), "claims": chosen.claims,
-                            "left_out": chosen.left_out,
-                            "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
     attempt = runstatus.begin_attempt(run_dir, partitions)
+    record(run_dir, looks, {"look": looks, "attempt": attempt, "budget_s": round(seconds_left),
+                            "claims": chosen.claims, "left_out": chosen.left_out,
+                            "repeats": [[p, c, n] for (p, c), n in sorted(chosen.repeats.items())]})
+    session = dataclasses.replace(session, reframe_args=stage_reframe_args(session.reframe_args))
     worst = None
     for partition, repeats, cases in chosen.sessions():
         attempt_dir = run_dir / "attempts" / str(attempt) / f"{partition}-x{repeats}"
@@ -103,6 +127,9 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
             break
     state = runstatus.end_attempt(run_dir, attempt, worst, keep_failed=True)
     if not worst.stopped:
-        print(f"crosstalk: claims after stage {looks}: {_counts_text(verdicts_of(run_dir, looks))}",
-              file=out, flush=True)
+        try:
+            print(f"crosstalk: claims after stage {looks}: {_counts_text(verdicts_of(run_dir, looks))}",
+                  file=out, flush=True)
+        except InputError as err:
+            print(f"crosstalk: the claims cannot be judged: {err}", file=out, flush=True)
     return worst, state

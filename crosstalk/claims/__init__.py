@@ -140,7 +140,7 @@ def _judge_group(test, table, experiment, select, trace=False):
         x, low, high = effects(test, table, experiment, select, units)
         out = {**verdict(x, low, high, table.confidence), "low": low, "high": high}
     if trace and out["verdict"] == "inconclusive":
-        out.update(trace_cases(test, table, experiment, select))
+        out.update(trace_cases(test, table, experiment, select, out["n"]))
     return {**out, "modelled": any("modelled" in u for u in units)}
 
 

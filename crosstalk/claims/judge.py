@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import binom
 
-from crosstalk.claims.operands import CONFIDENCE, Missing, values
+from crosstalk.claims.operands import CONFIDENCE, Missing, paired, values
 
 
 def confidence_for(looks):
@@ -61,14 +61,15 @@ def effects(test, table, experiment, select, units=None):
     def of(key):
         return values(test[key], table, experiment, select, units)
     if test["kind"] == "direction":
-        a, b = of("a"), of("b")
+        a, b = paired(of("a"), of("b"))
         x = a / b
         margin = float(test.get("min_effect", 0))
         band = (1 + margin, None) if test["expect"] == "greater" else (None, 1 - margin)
     else:
         x = of("num")
         if "den" in test:
-            x = x / of("den")
+            x, den = paired(x, of("den"))
+            x = x / den
         band = tuple(test["band"])
     x = x.dropna() if hasattr(x, "dropna") else x
     if not hasattr(x, "size") or x.size == 0:

@@ -110,6 +110,23 @@ class Table:
         return pd.concat(parts) if parts else self.empty
 
 
+def _per_copy(series):
+    """Each copy's rounds as their median, as round 0."""
+    out = series.groupby(level=[k for k in SAMPLE_KEY if k != "round"], dropna=False).median()
+    return out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
+
+
+def paired(a, b):
+    """``a`` and ``b`` (Series by SAMPLE_KEY, or constants) ready to pair: where their rounds differ
+    (one measured in rounds, one not), each copy's rounds become their median, so that a copy pairs
+    with a copy and no round is dropped."""
+    if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
+        return a, b
+    if set(a.index.get_level_values("round")) == set(b.index.get_level_values("round")):
+        return a, b
+    return _per_copy(a), _per_copy(b)
+
+
 def values(operand, table, experiment, select=None, units=None):
     """The operand per sample, from a :class:`Table`: a Series indexed by SAMPLE_KEY (the median
     where several cases of one sample match, e.g. parameters the selection leaves free). ``units``
@@ -117,7 +134,7 @@ def values(operand, table, experiment, select=None, units=None):
     if "value" in operand:
         return float(operand["value"])
     if "ratio" in operand:
-        num, den = (values(op, table, experiment, select, units) for op in operand["ratio"])
+        num, den = paired(*(values(op, table, experiment, select, units) for op in operand["ratio"]))
         out = num / den
         if isinstance(out, pd.Series):
             out = out.dropna()

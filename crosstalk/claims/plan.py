@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from crosstalk.claims.operands import SAMPLE_KEY, Missing, measured
+from crosstalk.claims.operands import Missing, measured
 
 #: Looks at the data a run with a second stage takes.
 TWO_STAGE_LOOKS = 2
@@ -60,10 +60,11 @@ def _operands(operand):
     return [(operand, None)] if "metric" in operand else []
 
 
-def trace(test, table, experiment, select):
-    """``{cases, per_repeat}`` of one claim group: the (partition, environment, case) of every row
-    its operands read, and the samples one more copy of all of them adds (one per partition and
-    environment they ran in, times their rounds and spec repeats)."""
+def trace(test, table, experiment, select, n):
+    """``{cases, per_repeat}`` of one claim group judged on ``n`` paired samples: the (partition,
+    environment, case) of every row its operands read, and the samples one more copy of all of them
+    adds (``n`` over the copies made so far: one per partition and environment they ran in, times
+    their paired rounds and spec repeats)."""
     found = []
     for key in ("a", "b", "num", "den"):
         for operand, over in _operands(test.get(key, {})):
@@ -77,8 +78,7 @@ def trace(test, table, experiment, select):
     rows = pd.concat(found)
     cases = sorted({(p, e, c) for p, e, c in zip(rows["partition"], rows["environ"], rows["case"])})
     copies = rows.drop_duplicates(["run_id", "sample"])
-    samples = rows.drop_duplicates(SAMPLE_KEY)
-    return {"cases": [list(c) for c in cases], "per_repeat": len(samples) / len(copies)}
+    return {"cases": [list(c) for c in cases], "per_repeat": n / len(copies)}
 
 
 def need_of(verdict, case_seconds):

@@ -77,10 +77,10 @@ def decided_text(totals):
 
 
 def _left_out(run):
-    """The claims a run's stages left out (``{claim, why, seconds}``), from its provenance; entries
-    of another shape (a run of an older crosstalk) are passed over."""
+    """The claims a run's last stage left out (``{claim, why, seconds}``), from its provenance;
+    entries of another shape (a run of an older crosstalk) are passed over."""
     stages = (run or {}).get("stages")
-    for stage in stages if isinstance(stages, list) else []:
+    for stage in stages[-1:] if isinstance(stages, list) else []:
         for item in stage.get("left_out", []) if isinstance(stage, dict) else []:
             if isinstance(item, dict) and isinstance(item.get("claim"), str) and "why" in item and (
                     item.get("seconds") is None or isinstance(item.get("seconds"), (int, float))):
@@ -116,7 +116,8 @@ def open_question(verdict, run=None):
                        f"would decide it", "command": f"crosstalk run -e {verdict['experiment']}"}
     if item:
         why = f"budget spent: the run's last stage left it out ({item['why']})"
-        minutes = math.ceil(item["seconds"] / 60) + 1
+        # the time it needed at this look, half as much again for the next look's wider interval
+        minutes = math.ceil(1.5 * item["seconds"] / 60) + 1
     elif verdict["id"] in _planned(run):
         why = f"noise: measured again by the run's stages and still undecided; about {more} more would decide it"
     elif run and run.get("stages"):

@@ -106,9 +106,10 @@ def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
     why = "needs about 900 s; 10 s of the budget were left"
     spent = open_question(pilot, {"run_id": "R2", "stages": [{"left_out": [
         {"claim": CLAIM["id"], "why": why, "seconds": 900}]}]})
-    # the command's budget covers what the claim needs (15 minutes) and a minute more
+    # the command's budget covers what the claim needs (15 minutes), half as much again for the
+    # next look's wider interval, and a minute more
     assert spent == {"why": f"budget spent: the run's last stage left it out ({why})",
-                     "command": "crosstalk run --more R2 --budget 16m"}
+                     "command": "crosstalk run --more R2 --budget 24m"}
     fit = open_question(pilot, {"run_id": "R2", "stages": [{"left_out": [
         {"claim": CLAIM["id"], "why": "the claim: not decided by more samples of its cases (a fit)",
          "seconds": None}]}]})

@@ -104,3 +104,16 @@ def test_a_reference_is_calibrated_from_the_reported_values_not_the_rounds(tmp_p
     (by_environ,) = node.values()
     assert by_environ[1]["triad_bw"][0] == pytest.approx(float(f"{statistics.median(values):.6g}"))
     assert refs["crosstalk_calibration"]["StreamTriad"]["values_per_reference"] == 5
+
+
+def test_a_metric_without_rounds_pairs_with_the_median_of_anothers_rounds():
+    """gpcnet-app-ci-below-canary-ci divides the victim's time (one per job) by the canary's impact
+    (one per round): each copy pairs with the median of the other copy's rounds, not its round 0."""
+    rows = [{"experiment": "congestion", "metric": "ci", "params": "{}", "value": v, "unit": "x",
+             "run_id": "r", "partition": p, "environ": "e", "repeat": 0, "sample": 0, "round": r, "case": "C"}
+            for p in ("mpi", "slurm") for r, v in enumerate([1.0, 100.0, 3.0])]
+    rows += [{"experiment": "congestion", "metric": "victim", "params": "{}", "value": 6.0, "unit": "s",
+              "run_id": "r", "partition": p, "environ": "e", "repeat": 0, "sample": 0, "round": 0, "case": "V"}
+             for p in ("mpi", "slurm")]
+    ratio = values({"ratio": [{"metric": "victim"}, {"metric": "ci"}]}, Table(pd.DataFrame(rows)), "congestion")
+    assert list(ratio) == [2.0, 2.0]                 # 6 / median(1, 100, 3)
