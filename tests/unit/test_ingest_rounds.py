@@ -117,3 +117,16 @@ def test_a_metric_without_rounds_pairs_with_the_median_of_anothers_rounds():
              for p in ("mpi", "slurm")]
     ratio = values({"ratio": [{"metric": "victim"}, {"metric": "ci"}]}, Table(pd.DataFrame(rows)), "congestion")
     assert list(ratio) == [2.0, 2.0]                 # 6 / median(1, 100, 3)
+
+
+def test_compare_reads_one_reported_value_per_case_sample(tmp_path):
+    """crosstalk compare tests medians of runs' reported values: a case's rounds count once."""
+    from crosstalk.compare import _reported
+    df = pd.DataFrame(load_run(with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]}))[0], columns=PERF_COLUMNS)
+    out = _reported(df)
+    plain = pd.DataFrame(load_run(RUN)[0], columns=PERF_COLUMNS)
+    assert len(out) == len(plain)
+    mine = out[(out.case == CASE) & (out.metric == "triad_bw")]
+    assert list(mine["value"]) == [2.0]
+    others = out[out.case != CASE].sort_values(["case", "metric"])["value"].to_numpy()
+    assert list(others) == list(plain[plain.case != CASE].sort_values(["case", "metric"])["value"])
