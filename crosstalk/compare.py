@@ -19,7 +19,7 @@ import pandas as pd
 
 from crosstalk.argtypes import number
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.ingest import PERF_COLUMNS, collect, load_run
+from crosstalk.ingest import PERF_COLUMNS, collect, load_run, reported
 from crosstalk.models import stats
 from crosstalk.report import format_number
 from crosstalk.specs import better_direction
@@ -63,23 +63,11 @@ def _without_repeat(params):
     return json.dumps({k: v for k, v in json.loads(params).items() if k != "repeat"}, sort_keys=True)
 
 
-def _reported(df):
-    """One value per case sample, as ReFrame reported it: a case measured in rounds has a row per
-    round (crosstalk.ingest), and its reported value is their median. Tables of an older crosstalk
-    have no ``round`` column (one row per case sample already)."""
-    if "round" not in df or df.empty:
-        return df.copy()
-    keys = [*KEY, "case", "run_id", "environ", "session", "sample"]
-    keys = [k for k in keys if k in df]
-    values = df.groupby(keys, dropna=False, sort=False)["value"].median()
-    return df.drop_duplicates(keys).drop(columns="value").merge(values.reset_index(), on=keys)
-
-
 def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
     better_of = better_direction()
     frames = []
     for df in (baseline, candidate):
-        df = _reported(df[df["value"].notna()])
+        df = reported(df[df["value"].notna()])
         df["params"] = df["params"].map(_without_repeat)
         frames.append(df)
     base, cand = frames

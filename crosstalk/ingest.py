@@ -274,6 +274,20 @@ def load_run(run_dir, origin="user"):
     return perf_rows, case_rows
 
 
+#: What identifies one value ReFrame reported: a case's sample in a run (its rounds share it).
+REPORTED_KEY = ["system", "host_class", "run_id", "partition", "environ", "case", "metric", "session", "sample"]
+
+
+def reported(perf):
+    """The perf table with one row per case sample and the value ReFrame reported for it: a case
+    measured in rounds has a row per round, and reported their median. Tables of an older crosstalk
+    (no ``round`` column) already have one row per case sample."""
+    if "round" not in perf or perf.empty:
+        return perf.copy()
+    values = perf.groupby(REPORTED_KEY, dropna=False, sort=False)["value"].median().reset_index()
+    return perf.drop_duplicates(REPORTED_KEY).drop(columns="value").merge(values, on=REPORTED_KEY)[perf.columns]
+
+
 def _round_values(case, report_path):
     """``{metric: [value per round]}`` of a case measured in rounds (xtlib.rounds), else empty."""
     rounds = case.get("round_values") or {}

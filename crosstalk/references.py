@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
@@ -82,10 +83,12 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
               system_wide=False):
     """Write one reference file per host class found in ``run_dirs`` (runs of different hardware
     are never pooled); ``system_wide`` writes ``<system>.yaml`` from runs of one host class."""
-    from crosstalk.ingest import load_run
+    from crosstalk.ingest import PERF_COLUMNS, load_run, reported
     rows = []
     for run_dir in run_dirs:
         perf, _ = load_run(run_dir)
+        # the values ReFrame checks against a reference: a case's rounds count once, as their median
+        perf = reported(pd.DataFrame(perf, columns=PERF_COLUMNS)).to_dict("records")
         if any(r["host_class"] == "unknown" for r in perf):
             raise InputError(Path(run_dir) / "provenance.json", "host_class",
                              "missing: the run recorded no hardware, so no host would match its "
@@ -114,17 +117,14 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
         # per environment too: each MPI implementation gets its own reference (ReFrame's $environ)
         key = (r["test"], f"{r['system']}:{r['partition']}", r["environ"], tuple(sorted(params.items())),
                r["metric"])
-        group = groups.setdefault(key, {"values": {}, "unit": r["unit"], "experiment": r["experiment"]})
-        # A case measured in rounds has a row per round; its reported value (which the reference
-        # checks) is their median.
-        group["values"].setdefault((str(r["run_dir"]), r["case"], r["session"], r["sample"]), []).append(r["value"])
+        groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
+        groups[key]["values"].append(r["value"])
 
     existing = yaml.safe_load(out.read_text()) if out.exists() else {}
     better_of = better_direction()
     tests = {}
     for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        values = [float(np.median(rounds)) for rounds in g["values"].values()]
-        values = [v for v in values if np.isfinite(v)]
+        values = [v for v in g["values"] if np.isfinite(v)]
         if not values:
             continue
         tol = round(tolerance(values, k, min_margin), 4)

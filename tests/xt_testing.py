@@ -25,14 +25,14 @@ def tool_env():
 
 
 def reported_values(perf, metric, test=None, **params):
-    """``[value]`` of ``metric`` per case sample, as ReFrame reported it: the median over the rows of
-    a case measured in rounds (the tidy table has one row per round), the row itself otherwise."""
+    """``[value]`` of ``metric`` per case sample, as ReFrame reported it (crosstalk.ingest.reported:
+    the median over the rows of a case measured in rounds)."""
     import json
-    import statistics
-    rounds = {}
-    for r in perf:
-        if r["metric"] == metric and (test is None or r["test"] == test) and all(
-                json.loads(r["params"]).get(k) == v for k, v in params.items()):
-            key = (r["run_id"], r["case"], r["partition"], r["environ"], r["sample"])
-            rounds.setdefault(key, []).append(r["value"])
-    return [statistics.median(v) for v in rounds.values()]
+
+    import pandas as pd
+
+    from crosstalk.ingest import PERF_COLUMNS, reported
+    df = reported(pd.DataFrame(perf, columns=PERF_COLUMNS))
+    keep = (df["metric"] == metric) & (df["test"] == test if test else True) & df["params"].map(
+        lambda text: all(json.loads(text).get(k) == v for k, v in params.items()))
+    return list(df.loc[keep, "value"])

@@ -121,9 +121,9 @@ def test_a_metric_without_rounds_pairs_with_the_median_of_anothers_rounds():
 
 def test_compare_reads_one_reported_value_per_case_sample(tmp_path):
     """crosstalk compare tests medians of runs' reported values: a case's rounds count once."""
-    from crosstalk.compare import _reported
+    from crosstalk.ingest import reported
     df = pd.DataFrame(load_run(with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]}))[0], columns=PERF_COLUMNS)
-    out = _reported(df)
+    out = reported(df)
     plain = pd.DataFrame(load_run(RUN)[0], columns=PERF_COLUMNS)
     assert len(out) == len(plain)
     mine = out[(out.case == CASE) & (out.metric == "triad_bw")]
