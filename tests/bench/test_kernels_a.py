@@ -178,7 +178,12 @@ def test_inject_unpaced_other_target(bench_bin, mpi_env):
     assert next(r for r in recs if r["type"] == "validation")["passed"] is True
     (origin,) = results(recs, metric="origin_rate")
     assert origin["origin"] == 0 and origin["target"] == 1
-    assert origin["value"] > 50  # unpaced shared-memory puts go far beyond the paced rate
+    # Unpaced: the rate is whatever the host delivers (a loaded CI runner gave 19 MB/s, a quiet one
+    # 260), so the checks are the accounting, not a speed: 16 KiB puts, and the rate is their bytes
+    # over the elapsed time.
+    assert origin["rate"] == 0 and origin["puts"] > 0, origin
+    assert origin["bytes"] == origin["puts"] * 16384
+    assert origin["value"] == pytest.approx(origin["bytes"] / origin["elapsed_s"] / 1e6, rel=1e-6)
 
 
 def test_inject_stops_on_sigterm_with_report(xt_bin, mpi_env):
