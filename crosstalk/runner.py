@@ -17,7 +17,7 @@ from crosstalk.configrender import render
 from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import host_class
-from crosstalk.inventory import load_system, resolve_inventory
+from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
 from crosstalk.references import calibrate_command, reference_file
 from crosstalk.secondstage import run_second_stage
 from crosstalk.session import Session, parse_duration, test_module
@@ -174,7 +174,9 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         extra = {"kind": description["kind"], "host_class": host, "targets": targets, "gate": gate,
                  "reframe_args": list(reframe_args), "inventory": _inventory_arg(inventory),
                  "specs_dir": os.environ.get(SPECS_DIR_ENV),
-                 "topology": (description.get("network") or {}).get("topology")}
+                 "topology": (description.get("network") or {}).get("topology"),
+                 "capabilities": {p["name"]: partition_capabilities(description, p) for p in description["partitions"]
+                                  if p["name"] in _partition_names(description, targets)}}
         if cluster is not None:
             extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state(), balance=cluster.balance())
         (run_dir / "provenance.json").write_text(

@@ -8,7 +8,9 @@ the host's TCP stack carries MPI, so the host's cores do the protocol work, as w
 ``link_gbit`` is a node's link rate (the inventory's ``link_rate`` or the fastest verbs port);
 ``topology`` the switch topology's kind (star, fattree, dragonfly; a virtual cluster's before runs
 recorded it was a star). ``like``: the paper machine a virtual cluster was shaped like, and
-``network_to_memory`` the bytes of link per byte of Triad its bring-up measured.
+``network_to_memory`` the bytes of link per byte of Triad its bring-up measured. ``capabilities``:
+what at least one of the run's partitions can do (the inventory's ``capabilities`` flags that
+are true: cpufreq, rdma, rapl, link_control, ...).
 A fact the provenance does not record is None.
 """
 import json
@@ -18,7 +20,8 @@ import re
 #: the host (its "onload": QLogic/Intel True Scale and Omni-Path, and soft RoCE/iWARP).
 OFFLOAD_DEVICES = ("mlx", "cxgb", "bnxt_re", "irdma", "efa", "ionic", "qedr", "hns")
 ONLOAD_DEVICES = ("qib", "hfi1", "rxe", "siw")
-FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology", "like", "network_to_memory")
+FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology", "like", "network_to_memory",
+         "capabilities")
 _RATE = re.compile(r"^([0-9.]+)\s*([kmg]?)(?:bit|b/sec)", re.I)
 _GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
 
@@ -62,7 +65,18 @@ def of_provenance(prov, host_class):
             "fabric": fp.get("fabric"), "nic": nic_kind(fp.get("rdma")) if fp.get("fabric") else None,
             "link_gbit": link_gbit(fp), "topology": topology.split(":", 1)[0] if topology else None,
             "like": (prov.get("balance") or {}).get("like"),
-            "network_to_memory": ((prov.get("balance") or {}).get("achieved") or {}).get("network_to_memory")}
+            "network_to_memory": ((prov.get("balance") or {}).get("achieved") or {}).get("network_to_memory"),
+            "capabilities": capabilities_of(prov)}
+
+
+def capabilities_of(prov):
+    """The capability flags true on at least one partition the run used (sorted), or None for a
+    run that did not record them."""
+    recorded = prov.get("capabilities")
+    if not isinstance(recorded, dict):
+        return None
+    return sorted({name for caps in recorded.values() if isinstance(caps, dict)
+                   for name, on in caps.items() if on is True})
 
 
 def encode(facts):
@@ -85,7 +99,12 @@ def unmet(where, facts):
         have = facts.get(name)
         if have is None:
             continue
-        if isinstance(wanted, list):
+        if name == "capabilities":
+            missing = [c for c in wanted if c not in have]
+            if missing:
+                return (f"needs capabilities.{missing[0]}; no partition of this platform has it "
+                        f"(the inventory's capabilities)")
+        elif isinstance(wanted, list):
             if have not in wanted:
                 return f"needs {name} {' or '.join(map(str, wanted))}; this platform's is {have}"
         elif ("min" in wanted and have < wanted["min"]) or ("max" in wanted and have > wanted["max"]):

@@ -11,12 +11,18 @@ One job per load, every step on the same nodes and links:
 3. ImpactB under the load (the main step), then each victim application in turn under the load.
 4. The load is stopped (SIGTERM) and checked: it must have run throughout.
 
+Rounds (the spec's ``rounds`` K): each probe's exchanges are cut into K consecutive blocks in
+time, and each victim runs K times; a block's median and a run's time are one sample each, and the
+idle and loaded probes pair block by block. The load runs through all K (it is not restarted: a
+restart per round would cost its start-up K times).
+
 Loads: ``idle``, ``compressionb:P-M-B`` (B in microseconds), ``app:lammps``, ``app:stream`` (the
 application running continuously). ``rho`` is MODELLED (crosstalk.models.queueing.utilisation).
 """
 import math
 import os
 import shlex
+import statistics
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -27,13 +33,14 @@ from crosstalk.specs import load_spec
 from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
+from xtlib.lammps import INPUTS, lammps_args, loop_times
 from xtlib.launch import allocate_nodes, mpirun_options, step_command
 from xtlib.linkcontrol import LinkControl
 from xtlib.load import BackgroundLoad
-from xtlib.records import all_validations_pass, records, result_value, tool_value
+from xtlib.records import all_validations_pass, records, result_value, round_values
+from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("active-probing")
-INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
 IDLE_PROBE = "idle_probe.out"
 LAMMPS_LOG = "victim_lammps.log"
 STREAM_OUT = "victim_stream.out"
@@ -74,6 +81,20 @@ def half_rtts(path):
 
 
 @sn.deferrable
+def block_medians(path, rounds):
+    """The median half round trip (us) of each of ``rounds`` consecutive blocks of a probe's
+    exchanges (by exchange number, over all pairs), in time order."""
+    found = records(path, "sample", metric="half_rtt").evaluate()
+    count = max((int(r["iteration"]) for r in found), default=-1) + 1
+    if count < rounds:
+        raise sn.SanityError(f"{path}: {count} exchanges cannot make {rounds} rounds")
+    blocks = [[] for _ in range(rounds)]
+    for r in found:
+        blocks[int(r["iteration"]) * rounds // count].append(float(r["value"]))
+    return [statistics.median(b) for b in blocks]
+
+
+@sn.deferrable
 def modelled_rho(loaded, idle):
     """MODELLED switch utilisation (Casas & Bronevetsky Eq 1-3): W = mean loaded latency,
     t_min and Var(S) from the idle probe."""
@@ -82,7 +103,7 @@ def modelled_rho(loaded, idle):
 
 
 @rfm.simple_test
-class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegressionTest):
+class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm.RunOnlyRegressionTest):
     spec_name = "active-probing"
     load = parameter(SPEC.parameter("load"))
     repeat = parameter(range(SPEC.repeats()))
@@ -136,12 +157,11 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
         metrics = ["probe_avg", "probe_median", "probe_p99", "probe_var", "idle_probe_avg", "idle_probe_median",
                    "rho"]
         if self.has_lammps:
-            lmp = ["lmp", "-in", "in.lj", "-var", "box", box, "-var", "steps", steps, "-log", LAMMPS_LOG,
-                   "-screen", "none"]
+            lmp = ["lmp", *lammps_args(box, steps, LAMMPS_LOG, rounds=self.rounds, screen=False)]
             self.postrun_cmds += [f"{step_command(self, lmp, ranks, nodes)} > victim_lammps.err 2>&1"]
             metrics.append("lammps_time")
         stream = [os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
-                  "--ntimes", self.setting("stream_ntimes", 10), "--no-samples"]
+                  "--ntimes", self.setting("stream_ntimes", 10), "--no-samples", "--rounds", self.rounds]
         self.env_vars["OMP_NUM_THREADS"] = "1"
         self.postrun_cmds += [f"{step_command(self, stream, 1, 1)} > {STREAM_OUT} 2> victim_stream.err"]
         metrics.append("stream_time")
@@ -163,8 +183,8 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
                 tasks=ranks, nodes=nodes, warmup_s=warmup)
             metrics.append("cb_injected_bw")
         elif arg == "lammps":
-            self.add_load("lammps", ["lmp", "-in", "in.lj", "-var", "box", box, "-var", "steps", FOREVER_STEPS,
-                                     "-log", "none"], tasks=ranks, nodes=nodes, warmup_s=warmup, reports=False)
+            self.add_load("lammps", ["lmp", *lammps_args(box, FOREVER_STEPS, "none")], tasks=ranks, nodes=nodes,
+                          warmup_s=warmup, reports=False)
         elif arg == "stream":
             # One STREAM process per node, like the victim's on the first node.
             self.add_load("stream", [
@@ -226,7 +246,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
 
     @performance_function("us")
     def probe_median(self):
-        return self._probe("median")
+        return self.over_rounds("probe_median", block_medians(self._path(self.stdout), self.rounds))
 
     @performance_function("us")
     def probe_p99(self):
@@ -242,7 +262,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
 
     @performance_function("us")
     def idle_probe_median(self):
-        return self._probe("median", IDLE_PROBE)
+        return self.over_rounds("idle_probe_median", block_medians(self._path(IDLE_PROBE), self.rounds))
 
     @performance_function("fraction")
     def rho(self):
@@ -253,11 +273,15 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, rfm.RunOnlyRegres
     def cb_injected_bw(self):
         return result_value(self._path("compressionb.load.out"), "injected_bw", "sum")
 
+    @property
+    def rounds(self):
+        return int(self.setting("rounds", 1))
+
     @performance_function("s")
     def lammps_time(self):
-        return tool_value("lammps", self._path(LAMMPS_LOG), "loop_time")
+        return self.over_rounds("lammps_time", loop_times(self._path(LAMMPS_LOG), self.rounds))
 
     @performance_function("s")
     def stream_time(self):
-        found = records(self._path(STREAM_OUT), "result", metric="triad", stat="best")
-        return sn.getitem(sn.getitem(found, 0), "elapsed_s")
+        return self.over_rounds("stream_time", round_values(self._path(STREAM_OUT), "triad", "best", self.rounds,
+                                                            field="elapsed_s"))

@@ -20,6 +20,7 @@ from crosstalk.vcluster.topology import build as build_topology
 from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
+from xtlib.lammps import INPUTS, lammps_args, loop_times
 from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
@@ -27,7 +28,6 @@ from xtlib.records import records, result_value, round_values, tool_value
 from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("congestion")
-INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
 LINKS_AFTER = "links.after"
 
 
@@ -311,8 +311,9 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
 
 
 @rfm.simple_test
-class CongestionVictim(CongestionBase, BackgroundLoad):
-    """LAMMPS LJ melt on the first nodes, isolated or under an MPI_Put incast into its first node."""
+class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
+    """LAMMPS LJ melt on the first nodes, isolated or under an MPI_Put incast into its first node;
+    the spec's ``victim_rounds`` runs of it in the job, each a sample of its time."""
     victim_load = parameter(SPEC.parameter("victim_load"))
     repeat = parameter(range(SPEC.repeats()))
 
@@ -331,8 +332,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad):
                 self.job.launcher.options = [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"]
         self.sourcesdir = INPUTS
         self.executable = "lmp"
-        self.executable_opts = ["-in", "in.lj", "-var", "box", str(self.setting("lammps_box", 20)),
-                                "-var", "steps", str(self.setting("lammps_steps", 100)), "-log", "log.lammps"]
+        self.executable_opts = lammps_args(self.setting("lammps_box", 20), self.setting("lammps_steps", 100),
+                                           rounds=self.victim_rounds)
         if self.launcher in ("mpirun", "mpiexec"):
             self.job.launcher.options = mpirun_options(self, "node" if self.hosts > 1 else None)
         if self.link_control and self.hosts > 1:
@@ -355,9 +356,13 @@ class CongestionVictim(CongestionBase, BackgroundLoad):
         return sn.all([sn.assert_gt(self.victim_time_s(), 0), self.loads_ran_throughout(),
                        self.links_stayed_shaped()])
 
+    @property
+    def victim_rounds(self):
+        return int(self.setting("victim_rounds", 1))
+
     @performance_function("s")
     def victim_time_s(self):
-        return tool_value("lammps", "log.lammps", "loop_time")
+        return self.over_rounds("victim_time_s", loop_times("log.lammps", self.victim_rounds))
 
     @performance_function("MB/s")
     def load_bw(self):

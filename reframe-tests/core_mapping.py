@@ -14,12 +14,12 @@ from crosstalk.specs import load_spec
 from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
+from xtlib.lammps import INPUTS, lammps_args
 from xtlib.launch import allocate_nodes
 from xtlib.pinning import Pinning
 from xtlib.records import result_value, tool_value
 
 SPEC = load_spec("core-mapping")
-INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
 
 
 def _bytes(size):
@@ -92,9 +92,8 @@ class CoreMappingLammps(_TwoNodes):
         self.ranks = per_node * nodes
         nodes = self.spread(self.ranks)
         self.executable = "lmp"
-        self.executable_opts = ["-in", "in.lj", "-var", "box", str(self.setting("lammps_box", 10)),
-                                "-var", "steps", str(self.setting("lammps_steps", 100)),
-                                "-log", "log.lammps", "-screen", "none"]
+        self.executable_opts = lammps_args(self.setting("lammps_box", 10), self.setting("lammps_steps", 100),
+                                           screen=False)
         self.place(placement, nodes)
         self.pin_ranks(cores[:per_node])
 

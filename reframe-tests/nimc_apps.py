@@ -10,10 +10,11 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.injection import Injection
-from xtlib.records import all_validations_pass, result_value, tool_value
+from xtlib.lammps import INPUTS, lammps_args, loop_times
+from xtlib.records import all_validations_pass, round_values, tool_value
+from xtlib.rounds import PairedRounds, one_round
 
 SPEC = load_spec("nimc-apps")
-INPUTS = os.path.join(os.path.dirname(__file__), "inputs")
 #: Executable names: Debian/Spack LAMMPS is ``lmp``; HPCCG's build produces ``test_HPCCG``.
 APPS = {"lammps": "lmp", "hpccg": "test_HPCCG"}
 #: Where upstream HPCCG is not installed: our kernel of its published problem, labelled in the unit
@@ -23,7 +24,7 @@ METHOD_UNIT = "s (xt-hpccg: HPCCG's method, not HPCCG)"
 
 
 @rfm.simple_test
-class NimcApps(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
+class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest):
     spec_name = "nimc-apps"
     app = parameter(SPEC.parameter("app"))
     injection = parameter(SPEC.parameter("injection"))
@@ -45,11 +46,11 @@ class NimcApps(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
         self.executable = exe
         if self.app == "lammps":
             self.sourcesdir = INPUTS
-            self.executable_opts = ["-in", "in.lj", "-var", "box", str(self.setting("lammps_box", 20)),
-                                    "-var", "steps", str(self.setting("lammps_steps", 100)), "-log", "log.lammps"]
+            self.executable_opts = lammps_args(self.setting("lammps_box", 20), self.setting("lammps_steps", 100),
+                                               rounds=self.rounds)
         elif self.app_instrument == HPCCG_METHOD:
             n = str(self.setting("hpccg_n", 40))
-            self.executable_opts = ["--nx", n, "--ny", n, "--nz", n]
+            self.executable_opts = ["--nx", n, "--ny", n, "--nz", n, "--rounds", str(self.rounds)]
         else:
             n = str(self.setting("hpccg_n", 40))
             self.executable_opts = [n, n, n]
@@ -57,23 +58,32 @@ class NimcApps(XtExperiment, Injection, rfm.RunOnlyRegressionTest):
             self.add_injector(self.injection, self.setting("msg_size", "64K"), self.setting("warmup_s", 1),
                               self.bench.bin_dir)
         unit = METHOD_UNIT if self.app_instrument == HPCCG_METHOD else "s"
-        self.perf_variables = {"time_s": sn.make_performance_function(self.time_s(), unit)}
+        self.perf_variables = {"time_s": sn.make_performance_function(
+            self.over_rounds("time_s", self.round_times()), unit)}
         if self.load_instrument == "xt-inject":
             self.perf_variables["injected_bw"] = self.injected_bw()
 
     @sanity_function
     def finished(self):
-        checks = [sn.assert_gt(self.time_s(), 0), self.loads_ran_throughout()]
+        checks = [sn.assert_gt(sn.min(self.round_times()), 0), self.loads_ran_throughout()]
         if self.app_instrument == HPCCG_METHOD:      # its residual check (the kernel's validation)
             checks.append(all_validations_pass(self.stdout))
         return sn.all(checks)
 
-    def time_s(self):
+    @property
+    def rounds(self):
+        """Runs of the application in the job (LAMMPS and xt-hpccg; upstream HPCCG runs once):
+        each is one sample of the case's time, paired round by round with the other injection."""
+        if self.app == "hpccg" and self.app_instrument != HPCCG_METHOD:
+            return 1
+        return int(self.setting("rounds", 1))
+
+    def round_times(self):
         if self.app == "lammps":
-            return tool_value("lammps", "log.lammps", "loop_time")
+            return loop_times("log.lammps", self.rounds)
         if self.app_instrument == HPCCG_METHOD:
-            return result_value(self.stdout, "time", "total")
-        return tool_value("hpccg", self.stdout, "time", "total")
+            return round_values(self.stdout, "time", "total", self.rounds)
+        return one_round(tool_value("hpccg", self.stdout, "time", "total"))
 
     @performance_function("MB/s")
     def injected_bw(self):

@@ -43,11 +43,11 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
 
     @performance_function("MB/s")
     def triad_bw(self):
-        return self.stream_rate("triad")
+        return self.stream_rate("triad_bw", "triad")
 
     @performance_function("MB/s")
     def triad_bw_median(self):
-        return self.stream_rate("triad", "median")
+        return self.stream_rate("triad_bw_median", "triad", "median")
 
     @performance_function("MB/s")
     def injected_bw(self):

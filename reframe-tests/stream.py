@@ -34,8 +34,8 @@ class StreamTriad(XtExperiment, StreamStep, rfm.RunOnlyRegressionTest):
 
     @performance_function("MB/s")
     def triad_bw(self):
-        return self.stream_rate("triad")
+        return self.stream_rate("triad_bw", "triad")
 
     @performance_function("MB/s")
     def copy_bw(self):
-        return self.stream_rate("copy")
+        return self.stream_rate("copy_bw", "copy")

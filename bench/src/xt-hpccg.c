@@ -17,6 +17,9 @@
  * avg over ranks) and the sparsemv boundary-exchange time. Flops counted: 2n per ddot and waxpby,
  * 2 per stored nonzero per sparsemv. Validation: the true residual ||b - Ax|| recomputed at the end
  * agrees with the recurrence's and, after a converged solve, is below 1e-6 ||b||.
+ *
+ * --rounds K solves the same system K times from the same start in one run (each round's results and
+ * validation carry "round"): K samples of one job, without K start-ups and matrix builds.
  */
 #include "xt_common.h"
 
@@ -53,6 +56,7 @@ static void usage(void)
            "  --nz N                  brick per rank in z, the stacked direction (default 40)\n"
            "  --max-iter N            HPCCG's limit: at most N - 1 iterations (default 150)\n"
            "  --tolerance X           stop once the residual norm is below X (default 0, as HPCCG)\n"
+           "  --rounds K              solve K times from the start; records carry \"round\" (default 1)\n"
            "  --table                 human-readable summary on stderr\n"
            "  --help                  this text\n");
 }
@@ -152,9 +156,14 @@ static void sparsemv(const matrix *A, double *p, double *y, timers *t)
     t->flops_sparsemv += 2.0 * stored;
 }
 
+/* The round being solved, carried by its records when the run has several (-1: one round). */
+static int g_round = -1;
+
 static void emit(const char *metric, const char *unit, const char *stat, double value, const matrix *A)
 {
     xt_json *j = xt_json_begin(KERNEL, "result");
+    if (g_round >= 0)
+        xt_json_int(j, "round", g_round);
     xt_json_str(j, "metric", metric);
     xt_json_num(j, "value", value);
     xt_json_str(j, "unit", unit);
@@ -214,6 +223,8 @@ static void report(const matrix *A, const timers *t, int iterations, double norm
     snprintf(detail, sizeof detail, "true residual %.3g, recurrence %.3g, ||b|| %.3g after %d iterations%s",
              true_res, normr, normb, iterations, converged ? " (converged)" : " (not converged)");
     xt_json *j = xt_json_begin(KERNEL, "validation");
+    if (g_round >= 0)
+        xt_json_int(j, "round", g_round);
     xt_json_bool(j, "passed", passed);
     xt_json_str(j, "detail", detail);
     xt_json_num(j, "true_residual", true_res);
@@ -225,16 +236,77 @@ static void report(const matrix *A, const timers *t, int iterations, double norm
                 time[0] > 0 ? flops[0] / time[0] / 1e6 : 0);
 }
 
+/* One CG solve of A x = b from x = 0 (the direction vector p zeroed too), reported; ``samples``:
+ * also print the residual every tenth of the iterations. */
+static void solve(matrix *A, const double *b, double *x, double *r, double *p, double *Ap, int max_iter,
+                  double tolerance, int table, int samples)
+{
+    memset(x, 0, A->nrow * sizeof *x);
+    memset(p, 0, (A->nrow + 2 * A->plane) * sizeof *p);
+    double *pl = p + A->plane; /* the local part of the extended direction vector */
+    timers t = {0};
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = xt_now();
+    /* x0 = 0, so r0 = b - A x0 = b (HPCCG computes it; the product is of zeros) */
+    memcpy(pl, x, A->nrow * sizeof *x);
+    sparsemv(A, p, Ap, &t);
+    waxpby(1.0, b, -1.0, Ap, r, A->nrow, &t);
+    double rtrans = ddot(r, r, A->nrow, &t), normr = sqrt(rtrans), normb = sqrt(ddot(b, b, A->nrow, &t));
+    int print_every = max_iter > 10 ? max_iter / 10 : 1, k;
+    if (A->rank == 0 && samples) {
+        xt_json *j = xt_json_begin(KERNEL, "sample");
+        xt_json_str(j, "metric", "residual");
+        xt_json_num(j, "value", normr);
+        xt_json_str(j, "unit", "");
+        xt_json_int(j, "iteration", 0);
+        xt_json_emit(j);
+    }
+    for (k = 1; k < max_iter && normr > tolerance; k++) { /* HPCCG: at most max_iter - 1 */
+        if (k == 1) {
+            waxpby(1.0, r, 0.0, r, pl, A->nrow, &t);
+        } else {
+            double old = rtrans;
+            rtrans = ddot(r, r, A->nrow, &t);
+            waxpby(1.0, r, rtrans / old, pl, pl, A->nrow, &t);
+        }
+        normr = sqrt(rtrans);
+        if (A->rank == 0 && samples && (k % print_every == 0 || k == max_iter - 1)) {
+            xt_json *j = xt_json_begin(KERNEL, "sample");
+            xt_json_str(j, "metric", "residual");
+            xt_json_num(j, "value", normr);
+            xt_json_str(j, "unit", "");
+            xt_json_int(j, "iteration", k);
+            xt_json_emit(j);
+        }
+        sparsemv(A, p, Ap, &t);
+        double alpha = rtrans / ddot(pl, Ap, A->nrow, &t);
+        waxpby(1.0, x, alpha, pl, x, A->nrow, &t);
+        waxpby(1.0, r, -alpha, Ap, r, A->nrow, &t);
+    }
+    t.total = xt_now() - start;
+    int iterations = k - 1;
+
+    /* the recurrence's residual after the last update and the true one, outside the timed solve */
+    timers scratch = {0};
+    double rec_res = sqrt(ddot(r, r, A->nrow, &scratch));
+    memcpy(pl, x, A->nrow * sizeof *x);
+    sparsemv(A, p, Ap, &scratch);
+    waxpby(1.0, b, -1.0, Ap, Ap, A->nrow, &scratch);
+    double true_res = sqrt(ddot(Ap, Ap, A->nrow, &scratch));
+    report(A, &t, iterations, rec_res, true_res, normb, table);
+}
+
 int main(int argc, char **argv)
 {
     xt_set_prog(KERNEL);
-    int nx = 40, ny = 40, nz = 40, max_iter = 150, table = 0;
+    int nx = 40, ny = 40, nz = 40, max_iter = 150, table = 0, rounds = 1;
     double tolerance = 0;
     static const struct option opts[] = {
         {"nx", required_argument, 0, 'x'},       {"ny", required_argument, 0, 'y'},
         {"nz", required_argument, 0, 'z'},       {"max-iter", required_argument, 0, 'i'},
         {"tolerance", required_argument, 0, 't'}, {"table", no_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+        {"rounds", required_argument, 0, 'r'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     opterr = 0;
     xt_check_args(argc, argv, opts);
@@ -247,6 +319,7 @@ int main(int argc, char **argv)
         case 'i': max_iter = (int)xt_parse_int("--max-iter", optarg, 2, 1000000); break;
         case 't': tolerance = xt_parse_double("--tolerance", optarg, 0, 1e300); break;
         case 'T': table = 1; break;
+        case 'r': rounds = (int)xt_parse_int("--rounds", optarg, 1, 1000); break;
         case 'h': usage(); return 0;
         default: xt_die_bad_option(argv);
         }
@@ -272,57 +345,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     build(&A, b);
-    double *pl = p + A.plane; /* the local part of the extended direction vector */
-    timers t = {0};
-    MPI_Barrier(MPI_COMM_WORLD);
-    double start = xt_now();
-    /* x0 = 0, so r0 = b - A x0 = b (HPCCG computes it; the product is of zeros) */
-    memcpy(pl, x, A.nrow * sizeof *x);
-    sparsemv(&A, p, Ap, &t);
-    waxpby(1.0, b, -1.0, Ap, r, A.nrow, &t);
-    double rtrans = ddot(r, r, A.nrow, &t), normr = sqrt(rtrans), normb = sqrt(ddot(b, b, A.nrow, &t));
-    int print_every = max_iter > 10 ? max_iter / 10 : 1, k;
-    if (A.rank == 0) {
-        xt_json *j = xt_json_begin(KERNEL, "sample");
-        xt_json_str(j, "metric", "residual");
-        xt_json_num(j, "value", normr);
-        xt_json_str(j, "unit", "");
-        xt_json_int(j, "iteration", 0);
-        xt_json_emit(j);
+    for (int round = 0; round < rounds; round++) {
+        g_round = rounds > 1 ? round : -1;
+        solve(&A, b, x, r, p, Ap, max_iter, tolerance, table, round == 0);
     }
-    for (k = 1; k < max_iter && normr > tolerance; k++) { /* HPCCG: at most max_iter - 1 */
-        if (k == 1) {
-            waxpby(1.0, r, 0.0, r, pl, A.nrow, &t);
-        } else {
-            double old = rtrans;
-            rtrans = ddot(r, r, A.nrow, &t);
-            waxpby(1.0, r, rtrans / old, pl, pl, A.nrow, &t);
-        }
-        normr = sqrt(rtrans);
-        if (A.rank == 0 && (k % print_every == 0 || k == max_iter - 1)) {
-            xt_json *j = xt_json_begin(KERNEL, "sample");
-            xt_json_str(j, "metric", "residual");
-            xt_json_num(j, "value", normr);
-            xt_json_str(j, "unit", "");
-            xt_json_int(j, "iteration", k);
-            xt_json_emit(j);
-        }
-        sparsemv(&A, p, Ap, &t);
-        double alpha = rtrans / ddot(pl, Ap, A.nrow, &t);
-        waxpby(1.0, x, alpha, pl, x, A.nrow, &t);
-        waxpby(1.0, r, -alpha, Ap, r, A.nrow, &t);
-    }
-    t.total = xt_now() - start;
-    int iterations = k - 1;
-
-    /* the recurrence's residual after the last update and the true one, outside the timed solve */
-    timers scratch = {0};
-    double rec_res = sqrt(ddot(r, r, A.nrow, &scratch));
-    memcpy(pl, x, A.nrow * sizeof *x);
-    sparsemv(&A, p, Ap, &scratch);
-    waxpby(1.0, b, -1.0, Ap, Ap, A.nrow, &scratch);
-    double true_res = sqrt(ddot(Ap, Ap, A.nrow, &scratch));
-    report(&A, &t, iterations, rec_res, true_res, normb, table);
 
     free(A.nnz); free(A.col); free(A.val); free(b); free(x); free(r); free(p); free(Ap);
     MPI_Finalize();

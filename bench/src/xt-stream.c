@@ -7,6 +7,9 @@
  * only the bytes the kernel names (Copy/Scale 2 x 8 B, Add/Triad 3 x 8 B per element, no
  * write-allocate traffic); 1 MB/s = 10^6 bytes/s; results validated against the analytically
  * expected array values. Written from the rules, not from upstream stream.c.
+ *
+ * --rounds K repeats the measurement K times in one process, each round a STREAM run of its own:
+ * K samples of one job without K start-ups.
  */
 #define _GNU_SOURCE /* sysconf(_SC_LEVEL3_CACHE_SIZE) */
 #include "xt_common.h"
@@ -42,6 +45,8 @@ static void usage(void)
            "  --duration S    keep iterating for S seconds instead (at least --ntimes)\n"
            "  --threads N     OpenMP threads (default: OMP_NUM_THREADS / all cores)\n"
            "  --no-samples    do not emit per-iteration sample records\n"
+           "  --rounds K      measure K times over (each round as one run: arrays re-initialised,\n"
+           "                  its first iteration excluded); records carry \"round\" (default 1)\n"
            "  --table         human-readable table on stderr\n"
            "  --help          this text\n"
            "Exit status: 0 ok, 1 validation failed, 2 bad arguments.\n");
@@ -171,18 +176,138 @@ static double rel_err(const double *x, size_t n, double expect)
     return sum / (double)n / fabs(expect);
 }
 
+/* One STREAM measurement (``ntimes`` iterations, or ``duration`` seconds, the first excluded) on
+ * freshly initialised arrays: validation, samples and results, tagged with ``round`` if >= 0.
+ * Returns whether the arrays validated. */
+static int measure(double *a, double *b, double *c, size_t n, long long ntimes, double duration, int nthreads,
+                   int samples, int table, int round)
+{
+    init_arrays(a, b, c, n);
+    /* Expected values, advanced with the same operations as the arrays. */
+    double ea = 1.0, eb = 2.0, ec = 0.0, worst_err = 0;
+    int dirty = 0; /* arrays changed since the last (re-)initialisation */
+    size_t cap = (size_t)ntimes, it = 0;
+    double *times = malloc(cap * NKERNELS * sizeof *times);
+    double t_start = xt_now();
+    while (it < (size_t)ntimes || xt_now() - t_start < duration) {
+        if (it == cap) {
+            cap *= 2;
+            double *nt = realloc(times, cap * NKERNELS * sizeof *times);
+            if (!nt)
+                xt_die("--duration", "out of memory for %zu iterations", it);
+            times = nt;
+        }
+        double *t = &times[it * NKERNELS];
+        t[0] = xt_now(); k_copy(c, a, n);     t[0] = xt_now() - t[0];
+        t[1] = xt_now(); k_scale(b, c, n);    t[1] = xt_now() - t[1];
+        t[2] = xt_now(); k_add(c, a, b, n);   t[2] = xt_now() - t[2];
+        t[3] = xt_now(); k_triad(a, b, c, n); t[3] = xt_now() - t[3];
+        ec = ea;
+        eb = SCALAR * ec;
+        ec = ea + eb;
+        ea = eb + SCALAR * ec;
+        it++;
+        dirty = 1;
+        if (fabs(ea) > RESET_ABOVE) { /* validate this stretch, then start over */
+            double e = fmax(rel_err(a, n, ea), fmax(rel_err(b, n, eb), rel_err(c, n, ec)));
+            worst_err = fmax(worst_err, e);
+            init_arrays(a, b, c, n);
+            ea = 1.0, eb = 2.0, ec = 0.0;
+            dirty = 0;
+        }
+    }
+    double elapsed = xt_now() - t_start;
+
+    /* STREAM's check: mean absolute error relative to the expected value, epsilon 1e-13. */
+    if (dirty)
+        worst_err = fmax(worst_err, fmax(rel_err(a, n, ea), fmax(rel_err(b, n, eb), rel_err(c, n, ec))));
+    const double epsilon = 1e-13;
+    int passed = worst_err <= epsilon;
+    char detail[200];
+    snprintf(detail, sizeof detail,
+             passed ? "arrays a, b, c match expected values (max mean rel. error %.3g <= %.0g)"
+                    : "array values differ from expected (max mean rel. error %.3g > %.0g)",
+             worst_err, epsilon);
+    xt_json *j = xt_json_begin(KERNEL, "validation");
+    if (round >= 0)
+        xt_json_int(j, "round", round);
+    xt_json_bool(j, "passed", passed);
+    xt_json_str(j, "detail", detail);
+    xt_json_num(j, "max_rel_error", worst_err);
+    xt_json_num(j, "epsilon", epsilon);
+    xt_json_emit(j);
+
+    size_t counted = it - 1; /* first iteration excluded */
+    double *v = malloc(counted * sizeof *v);
+    if (table)
+        fprintf(stderr, "%-8s %12s %12s %12s %12s  (MB/s, %zu iterations, %d threads, %zu elements)\n",
+                "Function", "Best", "Avg", "Min", "Max", counted, nthreads, n);
+    for (int k = 0; k < NKERNELS; k++) {
+        double mb = words[k] * (double)(n * sizeof(double)) / 1e6;
+        double tsum = 0;
+        for (size_t i = 0; i < counted; i++) {
+            double tk = times[(i + 1) * NKERNELS + k];
+            v[i] = mb / tk;
+            tsum += tk;
+            if (samples) {
+                j = xt_json_begin(KERNEL, "sample");
+                if (round >= 0)
+                    xt_json_int(j, "round", round);
+                xt_json_str(j, "metric", names[k]);
+                xt_json_num(j, "value", v[i]);
+                xt_json_str(j, "unit", "MB/s");
+                xt_json_int(j, "iteration", (long long)(i + 1));
+                xt_json_num(j, "time_s", tk);
+                xt_json_emit(j);
+            }
+        }
+        xt_stats s = xt_stats_of(v, counted);
+        /* avg as STREAM: bytes over the mean time (not the mean of the rates) */
+        struct { const char *stat; double value; } out[] = {
+            {"best", s.max}, {"avg", mb / (tsum / (double)counted)}, {"min", s.min},
+            {"max", s.max},  {"median", s.median},
+        };
+        for (size_t r = 0; r < sizeof out / sizeof out[0]; r++) {
+            j = xt_json_begin(KERNEL, "result");
+            if (round >= 0)
+                xt_json_int(j, "round", round);
+            xt_json_str(j, "metric", names[k]);
+            xt_json_num(j, "value", out[r].value);
+            xt_json_str(j, "unit", "MB/s");
+            xt_json_str(j, "stat", out[r].stat);
+            xt_json_int(j, "array_elements", (long long)n);
+            xt_json_int(j, "array_bytes", (long long)(n * sizeof(double)));
+            xt_json_int(j, "threads", nthreads);
+            xt_json_int(j, "ntimes", ntimes);
+            xt_json_num(j, "duration_s", duration);
+            xt_json_int(j, "iterations", (long long)counted);
+            xt_json_num(j, "elapsed_s", elapsed);
+            xt_json_emit(j);
+        }
+        if (table)
+            fprintf(stderr, "%-8s %12.1f %12.1f %12.1f %12.1f\n", names[k], s.max,
+                    mb / (tsum / (double)counted), s.min, s.max);
+    }
+    if (table)
+        fprintf(stderr, "Validation: %s\n", detail);
+    free(v);
+    free(times);
+    return passed;
+}
+
 int main(int argc, char **argv)
 {
     xt_set_prog(KERNEL);
     size_t n = 0;
     long long ntimes = 10, threads = 0;
     double duration = 0;
-    int table = 0, samples = 1;
+    int table = 0, samples = 1, rounds = 1;
     static const struct option opts[] = {
         {"size", required_argument, 0, 's'},    {"ntimes", required_argument, 0, 'n'},
         {"duration", required_argument, 0, 'd'}, {"threads", required_argument, 0, 't'},
         {"table", no_argument, 0, 'T'},         {"no-samples", no_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"rounds", required_argument, 0, 'r'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     opterr = 0;
     xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
@@ -202,6 +327,7 @@ int main(int argc, char **argv)
         case 't': threads = xt_parse_int("--threads", optarg, 1, 4096); break;
         case 'T': table = 1; break;
         case 'S': samples = 0; break;
+        case 'r': rounds = (int)xt_parse_int("--rounds", optarg, 1, 1000); break;
         case 'h': usage(); return 0;
         default:
             xt_die_bad_option(argv);
@@ -257,110 +383,9 @@ int main(int argc, char **argv)
     xt_json_num(j, "duration_s", duration);
     xt_json_emit(j);
 
-    init_arrays(a, b, c, n);
-    /* Expected values, advanced with the same operations as the arrays. */
-    double ea = 1.0, eb = 2.0, ec = 0.0, worst_err = 0;
-    int dirty = 0; /* arrays changed since the last (re-)initialisation */
-    size_t cap = (size_t)ntimes, it = 0;
-    double *times = malloc(cap * NKERNELS * sizeof *times);
-    double t_start = xt_now();
-    while (it < (size_t)ntimes || xt_now() - t_start < duration) {
-        if (it == cap) {
-            cap *= 2;
-            double *nt = realloc(times, cap * NKERNELS * sizeof *times);
-            if (!nt)
-                xt_die("--duration", "out of memory for %zu iterations", it);
-            times = nt;
-        }
-        double *t = &times[it * NKERNELS];
-        t[0] = xt_now(); k_copy(c, a, n);     t[0] = xt_now() - t[0];
-        t[1] = xt_now(); k_scale(b, c, n);    t[1] = xt_now() - t[1];
-        t[2] = xt_now(); k_add(c, a, b, n);   t[2] = xt_now() - t[2];
-        t[3] = xt_now(); k_triad(a, b, c, n); t[3] = xt_now() - t[3];
-        ec = ea;
-        eb = SCALAR * ec;
-        ec = ea + eb;
-        ea = eb + SCALAR * ec;
-        it++;
-        dirty = 1;
-        if (fabs(ea) > RESET_ABOVE) { /* validate this stretch, then start over */
-            double e = fmax(rel_err(a, n, ea), fmax(rel_err(b, n, eb), rel_err(c, n, ec)));
-            worst_err = fmax(worst_err, e);
-            init_arrays(a, b, c, n);
-            ea = 1.0, eb = 2.0, ec = 0.0;
-            dirty = 0;
-        }
-    }
-    double elapsed = xt_now() - t_start;
-
-    /* STREAM's check: mean absolute error relative to the expected value, epsilon 1e-13. */
-    if (dirty)
-        worst_err = fmax(worst_err, fmax(rel_err(a, n, ea), fmax(rel_err(b, n, eb), rel_err(c, n, ec))));
-    const double epsilon = 1e-13;
-    int passed = worst_err <= epsilon;
-    char detail[200];
-    snprintf(detail, sizeof detail,
-             passed ? "arrays a, b, c match expected values (max mean rel. error %.3g <= %.0g)"
-                    : "array values differ from expected (max mean rel. error %.3g > %.0g)",
-             worst_err, epsilon);
-    j = xt_json_begin(KERNEL, "validation");
-    xt_json_bool(j, "passed", passed);
-    xt_json_str(j, "detail", detail);
-    xt_json_num(j, "max_rel_error", worst_err);
-    xt_json_num(j, "epsilon", epsilon);
-    xt_json_emit(j);
-
-    size_t counted = it - 1; /* first iteration excluded */
-    double *v = malloc(counted * sizeof *v);
-    if (table)
-        fprintf(stderr, "%-8s %12s %12s %12s %12s  (MB/s, %zu iterations, %d threads, %zu elements)\n",
-                "Function", "Best", "Avg", "Min", "Max", counted, nthreads, n);
-    for (int k = 0; k < NKERNELS; k++) {
-        double mb = words[k] * (double)bytes / 1e6;
-        double tsum = 0;
-        for (size_t i = 0; i < counted; i++) {
-            double tk = times[(i + 1) * NKERNELS + k];
-            v[i] = mb / tk;
-            tsum += tk;
-            if (samples) {
-                j = xt_json_begin(KERNEL, "sample");
-                xt_json_str(j, "metric", names[k]);
-                xt_json_num(j, "value", v[i]);
-                xt_json_str(j, "unit", "MB/s");
-                xt_json_int(j, "iteration", (long long)(i + 1));
-                xt_json_num(j, "time_s", tk);
-                xt_json_emit(j);
-            }
-        }
-        xt_stats s = xt_stats_of(v, counted);
-        /* avg as STREAM: bytes over the mean time (not the mean of the rates) */
-        struct { const char *stat; double value; } out[] = {
-            {"best", s.max}, {"avg", mb / (tsum / (double)counted)}, {"min", s.min},
-            {"max", s.max},  {"median", s.median},
-        };
-        for (size_t r = 0; r < sizeof out / sizeof out[0]; r++) {
-            j = xt_json_begin(KERNEL, "result");
-            xt_json_str(j, "metric", names[k]);
-            xt_json_num(j, "value", out[r].value);
-            xt_json_str(j, "unit", "MB/s");
-            xt_json_str(j, "stat", out[r].stat);
-            xt_json_int(j, "array_elements", (long long)n);
-            xt_json_int(j, "array_bytes", (long long)bytes);
-            xt_json_int(j, "threads", nthreads);
-            xt_json_int(j, "ntimes", ntimes);
-            xt_json_num(j, "duration_s", duration);
-            xt_json_int(j, "iterations", (long long)counted);
-            xt_json_num(j, "elapsed_s", elapsed);
-            xt_json_emit(j);
-        }
-        if (table)
-            fprintf(stderr, "%-8s %12.1f %12.1f %12.1f %12.1f\n", names[k], s.max,
-                    mb / (tsum / (double)counted), s.min, s.max);
-    }
-    if (table)
-        fprintf(stderr, "Validation: %s\n", detail);
-    free(v);
-    free(times);
+    int passed = 1;
+    for (int round = 0; round < rounds; round++)
+        passed &= measure(a, b, c, n, ntimes, duration, nthreads, samples, table, rounds > 1 ? round : -1);
     free(a);
     free(b);
     free(c);

@@ -21,15 +21,18 @@ def linear_loss(test, table, experiment, select, units):
     key = [*SAMPLE_KEY, "params"]
     y_rows, chosen = measured(test["y"], table, experiment, select, units)
     y = y_rows.groupby(key, dropna=False)["value"].median()
+    # x may be one value per job (the injected rate, over all of its rounds): every round of y pairs
+    # with its job's x.
+    job_key = [k for k in key if k != "round"]
     try:
         x_rows, _ = measured(test["x"], table, experiment, select, None)
-        x = x_rows.groupby(key, dropna=False)["value"].median()
+        x = x_rows.groupby(job_key, dropna=False)["value"].median()
     except Missing:
         x = pd.Series(dtype=float)
     zero = {str(k): str(v) for k, v in test.get("x_zero", {}).items()}
     at_zero = {text for text, p in distinct_params(y_rows).items()
                if zero and all(str(p.get(k)) == v for k, v in zero.items())}
-    x = x.reindex(y.index)
+    x = pd.Series(x.reindex(y.index.droplevel("round")).to_numpy(), index=y.index, dtype=float)
     x[y.index.get_level_values("params").isin(at_zero)] = 0.0
     pairs = pd.DataFrame({"x": x, "y": y}).dropna()
     if len(pairs) < 3 or pairs["x"].nunique() < 2:

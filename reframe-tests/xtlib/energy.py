@@ -87,6 +87,7 @@ def sacct_energy(text, step_name):
 
 
 class Energy(rfm.RegressionTestPlugin):
+    """Needs PairedRounds (xtlib.rounds): the energy of each round is a sample."""
     #: pm_counters, rapl, slurm or modelled (set after the run).
     energy_source = variable(str, value="unknown")
     #: Eq 6.2 parameters used (also for metered runs: what was modelled beside the meter).
@@ -166,14 +167,20 @@ class Energy(rfm.RegressionTestPlugin):
             json.dump({"source": source, "energy_j": total, "model": model}, fp, indent=1)
         return {"energy_j": total, "source": source, "label": unit_label, "model": model}
 
-    def energy_perf_variables(self, runtime_s):
-        """Performance variables energy_j and edp_w1..3; units say how the energy was obtained."""
-        res = self.energy_result(runtime_s)
-        t, e, label = float(runtime_s), res["energy_j"], res["label"]
-
-        def const(value):
-            return sn.defer(value)
-        out = {"energy_j": sn.make_performance_function(const(e), f"J ({label})")}
+    def energy_perf_variables(self, round_times):
+        """Performance variables time_s, energy_j and edp_w1..3 (units say how the energy was
+        obtained) of a step that ran ``round_times`` rounds, each the median over the rounds; every
+        round's value goes to PairedRounds. The step's energy is split over its rounds in
+        proportion to their times: exact for Eq 6.2 (linear in the run time at constant power);
+        under a meter it assumes the power stayed constant from round to round."""
+        times = [float(t) for t in round_times]
+        res = self.energy_result(sum(times))
+        total_t, label = sum(times), res["label"]
+        energies = [res["energy_j"] * t / total_t for t in times]
+        out = {"time_s": sn.make_performance_function(self.over_rounds("time_s", times), "s"),
+               "energy_j": sn.make_performance_function(self.over_rounds("energy_j", energies), f"J ({label})")}
         for w, unit in ((1, "J s"), (2, "J s^2"), (3, "J s^3")):
-            out[f"edp_w{w}"] = sn.make_performance_function(const(e * t ** w), f"{unit} ({label})")
+            edp = [e * t ** w for e, t in zip(energies, times)]
+            out[f"edp_w{w}"] = sn.make_performance_function(self.over_rounds(f"edp_w{w}", edp),
+                                                            f"{unit} ({label})")
         return out

@@ -34,16 +34,16 @@ def result_value(path, metric, stat="best", **match):
 
 
 @sn.deferrable
-def round_values(path, metric, stat, rounds, **match):
-    """The values of ``rounds`` rounds (a kernel's ``--rounds``), in round order: the one ``result``
-    each round reports; a sanity error if a round reported none or several."""
+def round_values(path, metric, stat, rounds, field="value", **match):
+    """The ``field`` of the one ``result`` each of ``rounds`` rounds (a kernel's ``--rounds``)
+    reports, in round order; a sanity error if a round reported none or several."""
     found = sorted(records(path, "result", metric=metric, stat=stat, **match).evaluate(),
                    key=lambda r: r.get("round", 0))
     per_round = [r.get("round", 0) for r in found]
     if per_round != list(range(rounds)):
         raise sn.SanityError(f"expected one {metric}/{stat} result in each of {rounds} rounds in {path}, "
                              f"found rounds {per_round}")
-    return [float(r["value"]) for r in found]
+    return [float(r[field]) for r in found]
 
 
 @sn.deferrable

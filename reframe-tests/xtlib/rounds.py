@@ -23,11 +23,24 @@ class PairedRounds(rfm.RegressionTestPlugin):
         self._round_lists[name] = values
         return _median(values)
 
-    @run_before("performance")
+    @run_before("performance", always_last=True)   # after the tests' own hooks that set values
     def keep_round_values(self):
         with osext.change_dir(self.stagedir):      # where the job's files are, as for sanity
+            # A performance function runs (and so calls over_rounds) only when its value is
+            # evaluated, which ReFrame does after this hook: evaluate them here first.
+            for value in self.perf_variables.values():
+                try:
+                    sn.evaluate(value)
+                except Exception:    # noqa: BLE001 - ReFrame's performance stage reports it
+                    continue
             self.round_values = {name: [float(v) for v in sn.evaluate(values)]
                                  for name, values in getattr(self, "_round_lists", {}).items()}
+
+
+@sn.deferrable
+def one_round(value):
+    """The rounds of a step that runs once: its one value."""
+    return [value]
 
 
 @sn.deferrable

@@ -1,19 +1,20 @@
 """xt-stream as a test's measured step (STREAM and E1 NiMC share it)."""
 import os
 
-import reframe as rfm
-
 from xtlib.launch import mpirun_options
-from xtlib.records import result_value
+from xtlib.records import round_values
+from xtlib.rounds import PairedRounds
 
 
-class StreamStep(rfm.RegressionTestPlugin):
-    """Needs the ``bench`` fixture (BenchBuild) and XtExperiment's ``setting``."""
+class StreamStep(PairedRounds):
+    """Needs the ``bench`` fixture (BenchBuild) and XtExperiment's ``setting``. The spec's
+    ``rounds`` K: xt-stream measures K times in the job, each round one sample of the case."""
 
     def run_xt_stream(self, threads):
         """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size."""
         self.executable = os.path.join(self.bench.bin_dir, "xt-stream")
-        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes", 10))]
+        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes", 10)),
+                                "--rounds", str(self.stream_rounds)]
         if self.setting("array_bytes"):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]
         self.num_cpus_per_task = threads
@@ -22,6 +23,11 @@ class StreamStep(rfm.RegressionTestPlugin):
             # mpirun would bind the one rank to one core, and with it every thread
             self.job.launcher.options = mpirun_options(self)
 
-    def stream_rate(self, kernel, stat="best"):
-        """xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add, triad), MB/s."""
-        return result_value(self.stdout, kernel, stat)
+    @property
+    def stream_rounds(self):
+        return int(self.setting("rounds", 1))
+
+    def stream_rate(self, name, kernel, stat="best"):
+        """Performance variable ``name``: xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add,
+        triad), MB/s, the median over the rounds (each round's value is kept as a sample)."""
+        return self.over_rounds(name, round_values(self.stdout, kernel, stat, self.stream_rounds))

@@ -63,3 +63,18 @@ def test_a_solve_stopped_early_is_valid_but_not_converged(bench_bin, mpi_env):
     (check,) = [r for r in records if r["type"] == "validation"]
     assert check["passed"] and "not converged" in check["detail"]
     assert value(records, "iterations", "count") == 3 and not math.isnan(value(records, "final_residual", "final"))
+
+
+def test_rounds_solve_the_same_system_again(bench_bin, mpi_env):
+    """--rounds 2: the same solve twice from the same start in one run (the same iterations and
+    residual), each round's results and validation tagged; the residual samples only once."""
+    records = run(bench_bin, mpi_env, 2, "--nx", "10", "--ny", "10", "--nz", "6", "--max-iter", "30",
+                  "--rounds", "2")
+    by_round = [{(r["metric"], r["stat"]): r["value"] for r in results(records) if r["round"] == k}
+                for k in (0, 1)]
+    assert by_round[0][("iterations", "count")] == by_round[1][("iterations", "count")] == 29
+    assert by_round[0][("final_residual", "final")] == by_round[1][("final_residual", "final")]
+    assert all(by[("time", "total")] > 0 for by in by_round)
+    assert [r["round"] for r in records if r["type"] == "validation" and r["passed"]] == [0, 1]
+    assert [r["iteration"] for r in records if r["type"] == "sample"][0] == 0
+    assert len([r for r in records if r["type"] == "sample" and r["iteration"] == 0]) == 1

@@ -110,6 +110,27 @@ def test_stream_validates_and_reports(xt_bin, mpi_env):
     assert "triad" in res.stderr and "Validation" in res.stderr
 
 
+def test_stream_rounds_are_runs_of_their_own(bench_bin, mpi_env):
+    """--rounds 3: three measurements in one process, each a STREAM run of its own (validated, its
+    first iteration excluded) and every record of it tagged with its round."""
+    res = run([str(bench_bin / "xt-stream"), "--size", "1000000", "--ntimes", "4", "--threads", "1",
+               "--rounds", "3"], mpi_env)
+    assert res.returncode == 0, res.stderr
+    recs = json_lines(res.stdout)
+    check_records(recs, "xt-stream")
+    assert [r["round"] for r in recs if r["type"] == "validation" and r["passed"]] == [0, 1, 2]
+    for stat in ("best", "median"):
+        assert sorted(r["round"] for r in results(recs, metric="triad", stat=stat)) == [0, 1, 2]
+    for round_no in range(3):
+        samples = [r for r in recs if r["type"] == "sample" and r["metric"] == "triad" and r["round"] == round_no]
+        assert [s["iteration"] for s in samples] == [1, 2, 3]
+        (best,) = results(recs, metric="triad", stat="best", round=round_no)
+        assert best["value"] == pytest.approx(max(s["value"] for s in samples))
+    one_round = json_lines(run([str(bench_bin / "xt-stream"), "--size", "1000000", "--ntimes", "2",
+                                "--no-samples"], mpi_env).stdout)
+    assert all("round" not in r for r in one_round)     # one round: the records of plain STREAM
+
+
 def test_stream_size_suffix_is_bytes_per_array(bench_bin, mpi_env):
     res = run([str(bench_bin / "xt-stream"), "--size", "4M", "--ntimes", "2", "--no-samples"],
               mpi_env)

@@ -17,6 +17,7 @@ from xt_testing import OPEN_MPI_ONLY, venv_tool
 
 from crosstalk.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
+from crosstalk.specs import load_spec
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
@@ -89,10 +90,16 @@ def test_energy_is_modelled_eq_6_2(energy_run):
         assert model["network_w_full"] == NETWORK_W_FULL and model["memory_w_per_node"] == MEMORY_W
         assert model["network_w_per_node"] == pytest.approx(NETWORK_W_FULL * FRACTION[tc["link"]])
         assert model["cpu_w_per_node"] > 0
-    by_case = {}
+    by_round = {}
     for r in perf:
-        by_case.setdefault((r["case"], r["session"]), {})[r["metric"]] = r
-    for metrics in by_case.values():
+        by_round.setdefault((r["case"], r["session"], r["round"]), {})[r["metric"]] = r
+    # Each job ran LAMMPS once per round (the spec's rounds), and every round is a row.
+    want = list(range(int(load_spec("energy").setting("rounds", "quick", 1))))
+    rounds = {}
+    for case, session, round_no in by_round:
+        rounds.setdefault((case, session), []).append(round_no)
+    assert want and all(sorted(r) == want for r in rounds.values()), rounds
+    for metrics in by_round.values():
         energy, time = metrics["energy_j"], metrics["time_s"]["value"]
         assert "modelled" in energy["unit"] and all("modelled" in metrics[f"edp_w{w}"]["unit"] for w in (1, 2, 3))
         frac = FRACTION[_params(energy)["link"]]

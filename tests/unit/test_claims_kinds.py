@@ -11,7 +11,7 @@ import pytest
 
 from crosstalk.claims import judge_claim
 from crosstalk.claims.operands import Table
-from crosstalk.systemfacts import nic_kind, unmet
+from crosstalk.systemfacts import capabilities_of, nic_kind, unmet
 
 SPEC = SimpleNamespace(name="stream")     # a real spec: a not-run reason reads its profiles
 
@@ -116,6 +116,22 @@ def test_where_leaves_other_platforms_out_with_the_reason():
     # a fact the run did not record keeps the claim: judged, not silently dropped
     assert judge_claim(SPEC, claim(test, {"kind": ["cluster"]}), t, cases, {})["verdict"] == "reproduced"
     assert unmet({"sockets": {"min": 2}}, {"sockets": 1}) == "needs sockets min 2; this platform has 1"
+
+
+def test_a_claim_needing_a_capability_no_partition_has_is_not_applicable():
+    """The frequency claims need a partition that can set the CPU frequency: a platform whose
+    inventory says none can is outside them (as a 2-core platform is outside an 8-core claim)."""
+    prov = {"capabilities": {"mpi": {"cpufreq": False, "link_control": True}, "slurm": {"rapl": True}}}
+    assert capabilities_of(prov) == ["link_control", "rapl"]
+    assert capabilities_of({}) is None          # recorded before runs kept them: the claim is judged
+    t, cases = table([({"core": 0}, "bandwidth", s, 1.0) for s in range(6)])
+    test = {"kind": "ratio", "num": {"metric": "bandwidth"}, "band": [0, None]}
+    where = {"capabilities": ["cpufreq"]}
+    out = judge_claim(SPEC, claim(test, where), t, cases, {"capabilities": capabilities_of(prov)})
+    assert out["verdict"] == "not applicable"
+    assert out["groups"][0]["reason"].startswith("needs capabilities.cpufreq; no partition of this platform")
+    assert judge_claim(SPEC, claim(test, where), t, cases, {"capabilities": ["cpufreq"]})["verdict"] == "reproduced"
+    assert judge_claim(SPEC, claim(test, where), t, cases, {"capabilities": None})["verdict"] == "reproduced"
 
 
 @pytest.mark.parametrize("ports, kind", [
