@@ -175,8 +175,8 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
                  "reframe_args": list(reframe_args), "inventory": _inventory_arg(inventory),
                  "specs_dir": os.environ.get(SPECS_DIR_ENV),
                  "topology": (description.get("network") or {}).get("topology"),
-                 "capabilities": {p["name"]: partition_capabilities(description, p) for p in description["partitions"]
-                                  if p["name"] in _partition_names(description, targets)}}
+                 "capabilities": {p["name"]: partition_capabilities(description, p)
+                                  for p in description["partitions"]}}
         if cluster is not None:
             extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state(), balance=cluster.balance())
         (run_dir / "provenance.json").write_text(

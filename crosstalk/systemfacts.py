@@ -9,7 +9,7 @@ the host's TCP stack carries MPI, so the host's cores do the protocol work, as w
 ``topology`` the switch topology's kind (star, fattree, dragonfly; a virtual cluster's before runs
 recorded it was a star). ``like``: the paper machine a virtual cluster was shaped like, and
 ``network_to_memory`` the bytes of link per byte of Triad its bring-up measured. ``capabilities``:
-what at least one of the run's partitions can do (the inventory's ``capabilities`` flags that
+what at least one of the system's partitions can do (the inventory's ``capabilities`` flags that
 are true: cpufreq, rdma, rapl, link_control, ...).
 A fact the provenance does not record is None.
 """
@@ -70,8 +70,8 @@ def of_provenance(prov, host_class):
 
 
 def capabilities_of(prov):
-    """The capability flags true on at least one partition the run used (sorted), or None for a
-    run that did not record them."""
+    """The capability flags true on at least one partition of the run's system (sorted), or None
+    for a run that did not record them."""
     recorded = prov.get("capabilities")
     if not isinstance(recorded, dict):
         return None

@@ -50,7 +50,8 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
                                                rounds=self.rounds)
         elif self.app_instrument == HPCCG_METHOD:
             n = str(self.setting("hpccg_n", 40))
-            self.executable_opts = ["--nx", n, "--ny", n, "--nz", n, "--rounds", str(self.rounds)]
+            self.executable_opts = ["--nx", n, "--ny", n, "--nz", n, "--rounds", str(self.rounds),
+                                    "--max-iter", str(self.setting("hpccg_max_iter", 150))]
         else:
             n = str(self.setting("hpccg_n", 40))
             self.executable_opts = [n, n, n]

@@ -255,6 +255,8 @@ static void solve(matrix *A, const double *b, double *x, double *r, double *p, d
     int print_every = max_iter > 10 ? max_iter / 10 : 1, k;
     if (A->rank == 0 && samples) {
         xt_json *j = xt_json_begin(KERNEL, "sample");
+        if (g_round >= 0)
+            xt_json_int(j, "round", g_round);
         xt_json_str(j, "metric", "residual");
         xt_json_num(j, "value", normr);
         xt_json_str(j, "unit", "");
@@ -272,6 +274,8 @@ static void solve(matrix *A, const double *b, double *x, double *r, double *p, d
         normr = sqrt(rtrans);
         if (A->rank == 0 && samples && (k % print_every == 0 || k == max_iter - 1)) {
             xt_json *j = xt_json_begin(KERNEL, "sample");
+            if (g_round >= 0)
+                xt_json_int(j, "round", g_round);
             xt_json_str(j, "metric", "residual");
             xt_json_num(j, "value", normr);
             xt_json_str(j, "unit", "");

@@ -171,6 +171,18 @@ def looks_of(cases):
     return int(cases["looks"].max()) if "looks" in cases and cases["looks"].notna().any() else 1
 
 
+def platform_facts(cases):
+    """A platform's facts from its runs' cases: the first run's, with ``capabilities`` the union
+    over all its runs (a claim needing one is outside only if no run's partitions had it)."""
+    if "facts" not in cases or cases.empty:
+        return {}
+    runs = [decode_facts(text) for text in cases["facts"].drop_duplicates()]
+    facts = dict(runs[0])
+    recorded = [f["capabilities"] for f in runs if f.get("capabilities") is not None]
+    facts["capabilities"] = sorted(set().union(*recorded)) if recorded else None
+    return facts
+
+
 def judge(perf, cases, trace=False):
     """Every claim on every platform of the tables: one dict each (``trace``: see
     :func:`_judge_group`). A platform is judged at the confidence its runs' looks allow."""
@@ -179,10 +191,11 @@ def judge(perf, cases, trace=False):
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
     tables = {p: Table(perf_of.get(p, perf.iloc[:0]), confidence_for(looks_of(cases_of.get(p, cases.iloc[:0]))))
               for p in platforms}
+    facts_of = {p: platform_facts(rows) for p, rows in cases_of.items()}
     out = []
     for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
         p_cases = cases_of.get(platform, cases.iloc[:0])
-        facts = decode_facts(p_cases["facts"].iloc[0]) if "facts" in p_cases and not p_cases.empty else {}
+        facts = facts_of.get(platform, {})
         result = judge_claim(spec, claim, tables[platform], p_cases, facts, trace)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]
         out.append({"platform": platform, "system": first["system"], "origin": first["origin"],

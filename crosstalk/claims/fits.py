@@ -9,30 +9,29 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from crosstalk.claims.operands import SAMPLE_KEY, Missing, distinct_params, measured
+from crosstalk.claims.operands import JOB_KEY, Missing, distinct_params, measured
 
 
 def linear_loss(test, table, experiment, select, units):
-    """Least-squares ``y = a + b x`` over the cases' samples (x and y of the same case and sample);
+    """Least-squares ``y = a + b x`` over the cases' jobs (x and y of the same job);
     the estimate is ``-b``, what y loses per unit of x (Groves 2017 Fig 2.21b: memory bytes lost per
     injected byte), with its Student-t interval. Where ``x_zero`` matches a case (its parameters),
     x is 0 there (no injection: nothing injected)."""
     from crosstalk.models.throttling import fit_bandwidth_loss
-    key = [*SAMPLE_KEY, "params"]
+    # One point per job: y's rounds as their median (rounds of one job are not independent
+    # points of a fit), x the job's own (the injected rate over all of its rounds).
+    key = [*JOB_KEY, "params"]
     y_rows, chosen = measured(test["y"], table, experiment, select, units)
     y = y_rows.groupby(key, dropna=False)["value"].median()
-    # x may be one value per job (the injected rate, over all of its rounds): every round of y pairs
-    # with its job's x.
-    job_key = [k for k in key if k != "round"]
     try:
         x_rows, _ = measured(test["x"], table, experiment, select, None)
-        x = x_rows.groupby(job_key, dropna=False)["value"].median()
+        x = x_rows.groupby(key, dropna=False)["value"].median()
     except Missing:
         x = pd.Series(dtype=float)
     zero = {str(k): str(v) for k, v in test.get("x_zero", {}).items()}
     at_zero = {text for text, p in distinct_params(y_rows).items()
                if zero and all(str(p.get(k)) == v for k, v in zero.items())}
-    x = pd.Series(x.reindex(y.index.droplevel("round")).to_numpy(), index=y.index, dtype=float)
+    x = x.reindex(y.index)
     x[y.index.get_level_values("params").isin(at_zero)] = 0.0
     pairs = pd.DataFrame({"x": x, "y": y}).dropna()
     if len(pairs) < 3 or pairs["x"].nunique() < 2:

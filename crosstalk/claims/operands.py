@@ -26,6 +26,9 @@ CONFIDENCE = 0.90
 #: two cases pair up) and the round of a job measured in rounds (its conditions, measured in turn
 #: in one job, pair up round by round).
 SAMPLE_KEY = ["run_id", "partition", "environ", "repeat", "sample", "round"]
+#: One job (a copy of a case): its rounds share the job's start-up, placement and moment, so they
+#: are samples of a comparison only within that job.
+JOB_KEY = [k for k in SAMPLE_KEY if k != "round"]
 
 
 class Missing(Exception):
@@ -111,20 +114,29 @@ class Table:
 
 
 def _per_copy(series):
-    """Each copy's rounds as their median, as round 0."""
-    out = series.groupby(level=[k for k in SAMPLE_KEY if k != "round"], dropna=False).median()
-    return out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
+    """Each copy's rounds as their median, as round 0 (the cases it was read from kept)."""
+    out = series.groupby(level=JOB_KEY, dropna=False).median()
+    out = out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
+    out.attrs["cases"] = series.attrs.get("cases")
+    return out
 
 
 def paired(a, b):
-    """``a`` and ``b`` (Series by SAMPLE_KEY, or constants) ready to pair: where their rounds differ
-    (one measured in rounds, one not), each copy's rounds become their median, so that a copy pairs
-    with a copy and no round is dropped."""
+    """``a`` and ``b`` (Series by SAMPLE_KEY, or constants) ready to pair. Rounds pair round by
+    round only where both were measured in the same jobs (the same cases: a job that measured its
+    two conditions in turn); otherwise each copy's rounds become their median, so that one job is
+    one sample (rounds of two separate jobs share nothing that pairing could cancel)."""
     if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
         return a, b
-    if set(a.index.get_level_values("round")) == set(b.index.get_level_values("round")):
+    same_jobs = a.attrs.get("cases") is not None and a.attrs.get("cases") == b.attrs.get("cases")
+    if same_jobs and set(a.index.get_level_values("round")) == set(b.index.get_level_values("round")):
         return a, b
     return _per_copy(a), _per_copy(b)
+
+
+def _read_from(series, cases):
+    series.attrs["cases"] = cases
+    return series
 
 
 def values(operand, table, experiment, select=None, units=None):
@@ -140,11 +152,13 @@ def values(operand, table, experiment, select=None, units=None):
             out = out.dropna()
             if out.empty:
                 raise Missing(experiment, select or {}, "paired")
+            cases = [s.attrs.get("cases") for s in (num, den) if isinstance(s, pd.Series)]
+            out = _read_from(out, None if None in cases else frozenset().union(*cases))
         return out
     if "spread" in operand:
         return _spread(operand, table, experiment, select, units)
     rows, _ = measured(operand, table, experiment, select, units)
-    return rows.groupby(SAMPLE_KEY, dropna=False)["value"].median()
+    return _read_from(rows.groupby(SAMPLE_KEY, dropna=False)["value"].median(), frozenset(rows["case"]))
 
 
 def measured(operand, table, experiment, select, units, free=()):
@@ -171,10 +185,12 @@ def _spread(operand, table, experiment, select, units):
     rows = rows.assign(_level=rows["params"].map(level))
     if wanted:
         rows = rows[rows["_level"].isin(wanted)]
-    per = rows.groupby([*SAMPLE_KEY, "_level"], dropna=False)["value"].median()
-    by_sample = per.groupby(level=SAMPLE_KEY, dropna=False)
+    # each level is its own cases (jobs): one value per job, its rounds' median
+    per = rows.groupby([*JOB_KEY, "_level"], dropna=False)["value"].median()
+    by_sample = per.groupby(level=JOB_KEY, dropna=False)
     complete = by_sample.size() >= max(2, len(wanted))
     out = (by_sample.max() / by_sample.min())[complete]
+    out = out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
     if out.empty:
         raise Missing(operand["spread"].get("experiment", experiment), chosen,
                       f"{operand['spread']['metric']} over {over} {'/'.join(wanted) or '(2 or more values)'}")

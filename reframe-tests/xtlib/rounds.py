@@ -29,12 +29,19 @@ class PairedRounds(rfm.RegressionTestPlugin):
             # A performance function runs (and so calls over_rounds) only when its value is
             # evaluated, which ReFrame does after this hook: evaluate them here first.
             for value in self.perf_variables.values():
-                try:
-                    sn.evaluate(value)
-                except Exception:    # noqa: BLE001 - ReFrame's performance stage reports it
-                    continue
-            self.round_values = {name: [float(v) for v in sn.evaluate(values)]
-                                 for name, values in getattr(self, "_round_lists", {}).items()}
+                _evaluated(value)
+            rounds = {name: _evaluated(values) for name, values in getattr(self, "_round_lists", {}).items()}
+            self.round_values = {name: [float(v) for v in values] for name, values in rounds.items()
+                                 if values is not None}
+
+
+def _evaluated(expression):
+    """The value of a deferred expression, or None where it fails: the failure is ReFrame's to
+    report, in its performance stage (which evaluates the same expression again)."""
+    try:
+        return sn.evaluate(expression)
+    except Exception:    # noqa: BLE001 - any failure of a performance function
+        return None
 
 
 @sn.deferrable

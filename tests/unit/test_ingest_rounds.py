@@ -130,3 +130,21 @@ def test_compare_reads_one_reported_value_per_case_sample(tmp_path):
     assert list(mine["value"]) == [2.0]
     others = out[out.case != CASE].sort_values(["case", "metric"])["value"].to_numpy()
     assert list(others) == list(plain[plain.case != CASE].sort_values(["case", "metric"])["value"])
+
+
+def test_rounds_of_separate_jobs_are_one_sample_each():
+    """Rounds pair round by round only within a job that measured both conditions; where the two
+    conditions are separate jobs (injection off and on), each job is one sample, its rounds' median,
+    so three rounds of two jobs are one paired sample, not three (they share each job's moment)."""
+    rows = [{"experiment": "nimc-apps", "metric": "time_s", "params": json.dumps({"injection": inj}),
+             "value": v, "unit": "s", "run_id": "r", "partition": "p", "environ": "e", "repeat": 0,
+             "sample": 0, "round": r, "case": f"NimcApps %injection={inj}"}
+            for inj, series in (("off", [1.0, 1.1, 5.0]), ("max", [2.0, 2.4, 2.2])) for r, v in enumerate(series)]
+    table = Table(pd.DataFrame(rows))
+    ratio = values({"ratio": [{"metric": "time_s", "select": {"injection": "max"}},
+                              {"metric": "time_s", "select": {"injection": "off"}}]}, table, "nimc-apps")
+    assert list(ratio) == [pytest.approx(2.2 / 1.1)]
+    # the same job's two metrics (a probe under the load and the idle probe before it) pair by round
+    table, _ = rounds_table([10.0, 20.0, 40.0], [5.0, 10.0, 20.0])
+    same = values({"ratio": [{"metric": "bw_congested_avg"}, {"metric": "bw_isolated_avg"}]}, table, "congestion")
+    assert list(same) == [0.5, 0.5, 0.5]
