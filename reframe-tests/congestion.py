@@ -20,12 +20,12 @@ from crosstalk.vcluster.topology import build as build_topology
 from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
-from xtlib.lammps import INPUTS, lammps_args, loop_times
+from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
-from xtlib.rounds import PairedRounds
+from xtlib.rounds import PairedRounds, values_of
 
 SPEC = load_spec("congestion")
 LINKS_AFTER = "links.after"
@@ -313,7 +313,8 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
 @rfm.simple_test
 class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
     """LAMMPS LJ melt on the first nodes, isolated or under an MPI_Put incast into its first node;
-    the spec's ``victim_rounds`` runs of it in the job, each a sample of its time."""
+    the spec's ``victim_rounds`` runs of it in the job, each a sample of its time (under the incast:
+    alone, then under it, in each round)."""
     victim_load = parameter(SPEC.parameter("victim_load"))
     repeat = parameter(range(SPEC.repeats()))
 
@@ -321,6 +322,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
     def configure(self):
         _, why = installed_app(self, "lmp")
         self.skip_if(why is not None, f"LAMMPS: {why}")
+        if self.victim_load == "incast":
+            self.alternate_with_load(self.setting("victim_rounds", 1))
         ranks = int(self.setting("victim_ranks", 2))
         self.num_tasks = ranks
         if self.hosts > 1:
@@ -358,11 +361,22 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
 
     @property
     def victim_rounds(self):
-        return int(self.setting("victim_rounds", 1))
+        """LAMMPS runs in one process (1 where the job's alternating steps are the rounds)."""
+        return 1 if getattr(self, "load_rounds", 1) > 1 else int(self.setting("victim_rounds", 1))
+
+    def _step_times(self, output):
+        return values_of(*[step_loop_time(self, output(k)) for k in range(self.load_rounds)])
 
     @performance_function("s")
     def victim_time_s(self):
+        if self.alternating:
+            return self.over_rounds("victim_time_s", self._step_times(self.loaded_output))
         return self.over_rounds("victim_time_s", loop_times("log.lammps", self.victim_rounds))
+
+    @performance_function("s")
+    def victim_time_s_alone(self):
+        """The victim without the incast, in the same job just before it starts."""
+        return self.over_rounds("victim_time_s_alone", self._step_times(self.alone_output))
 
     @performance_function("MB/s")
     def load_bw(self):

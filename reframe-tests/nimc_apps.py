@@ -10,9 +10,9 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.injection import Injection
-from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.records import all_validations_pass, round_values, tool_value
-from xtlib.rounds import PairedRounds, one_round
+from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
+from xtlib.records import all_validations_pass, result_value, round_values, tool_value
+from xtlib.rounds import PairedRounds, one_round, values_of
 
 SPEC = load_spec("nimc-apps")
 #: Executable names: Debian/Spack LAMMPS is ``lmp``; HPCCG's build produces ``test_HPCCG``.
@@ -42,6 +42,9 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
             exe = os.path.join(self.bench.bin_dir, HPCCG_METHOD)   # HPCCG's method, built here
         self.skip_if(exe is None, f"{APPS[self.app]}: {why} (LAMMPS: Debian, Spack or the image)")
         self.app_instrument = os.path.basename(exe)
+        if self.injection != "off":
+            # The application alone, then under injection, in each round of the job.
+            self.alternate_with_load(self.setting("rounds", 1))
         self.num_tasks = int(self.setting("ranks", 2))
         self.executable = exe
         if self.app == "lammps":
@@ -61,30 +64,48 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
         unit = METHOD_UNIT if self.app_instrument == HPCCG_METHOD else "s"
         self.perf_variables = {"time_s": sn.make_performance_function(
             self.over_rounds("time_s", self.round_times()), unit)}
+        if self.alternating:
+            self.perf_variables["time_s_alone"] = sn.make_performance_function(
+                self.over_rounds("time_s_alone", self.round_times(alone=True)), unit)
         if self.load_instrument == "xt-inject":
             self.perf_variables["injected_bw"] = self.injected_bw()
 
     @sanity_function
     def finished(self):
         checks = [sn.assert_gt(sn.min(self.round_times()), 0), self.loads_ran_throughout()]
+        if self.alternating:
+            checks.append(sn.assert_gt(sn.min(self.round_times(alone=True)), 0))
         if self.app_instrument == HPCCG_METHOD:      # its residual check (the kernel's validation)
-            checks.append(all_validations_pass(self.stdout))
+            checks += [all_validations_pass(out) for out in self.step_outputs()]
         return sn.all(checks)
 
     @property
     def rounds(self):
-        """Runs of the application in the job (LAMMPS and xt-hpccg; upstream HPCCG runs once):
-        each is one sample of the case's time, paired round by round with the other injection."""
-        if self.app == "hpccg" and self.app_instrument != HPCCG_METHOD:
+        """Runs of the application in one process (LAMMPS and xt-hpccg; upstream HPCCG runs once;
+        where the job alternates with the injection, its steps are the rounds)."""
+        if getattr(self, "load_rounds", 1) > 1 or (self.app == "hpccg" and self.app_instrument != HPCCG_METHOD):
             return 1
         return int(self.setting("rounds", 1))
 
-    def round_times(self):
+    def round_times(self, alone=False):
+        """The application's time in each round: under the injection (or in a job without one),
+        or ``alone``, the steps before the injection starts in a job that alternates."""
+        if self.alternating:
+            output = self.alone_output if alone else self.loaded_output
+            return values_of(*[self._time(output(k)) for k in range(self.load_rounds)])
         if self.app == "lammps":
             return loop_times("log.lammps", self.rounds)
         if self.app_instrument == HPCCG_METHOD:
             return round_values(self.stdout, "time", "total", self.rounds)
         return one_round(tool_value("hpccg", self.stdout, "time", "total"))
+
+    def _time(self, output):
+        """The time of the step whose output went to ``output``."""
+        if self.app == "lammps":
+            return step_loop_time(self, output)
+        if self.app_instrument == HPCCG_METHOD:
+            return result_value(output, "time", "total")
+        return tool_value("hpccg", output, "time", "total")
 
     @performance_function("MB/s")
     def injected_bw(self):

@@ -29,17 +29,23 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
         ncores = self.current_partition.processor.num_cpus
         threads = ncores if self.cores == "all" else ncores - 1
         self.skip_if(threads < 1, f"cannot reserve a core on a {ncores}-core node")
+        if self.injection != "off":
+            # Triad alone, then under injection, in each round of the job: paired seconds apart.
+            self.alternate_with_load(self.setting("rounds", 1))
         self.run_xt_stream(threads)
         if self.injection != "off":
             self.add_injector(self.injection, self.setting("msg_size", "64K"), self.setting("warmup_s", 1),
                               self.bench.bin_dir)
+        self.perf_variables = {"triad_bw": self.triad_bw(), "triad_bw_median": self.triad_bw_median()}
+        if self.alternating:
+            self.perf_variables["triad_bw_alone"] = self.triad_bw_alone()
         # ib_write_bw reports in its own format; the achieved rate is xt-inject's.
-        if self.load_instrument != "xt-inject":
-            self.perf_variables = {"triad_bw": self.triad_bw(), "triad_bw_median": self.triad_bw_median()}
+        if self.load_instrument == "xt-inject":
+            self.perf_variables["injected_bw"] = self.injected_bw()
 
     @sanity_function
     def validates(self):
-        return sn.all([all_validations_pass(self.stdout), self.loads_ran_throughout()])
+        return sn.all([*[all_validations_pass(out) for out in self.step_outputs()], self.loads_ran_throughout()])
 
     @performance_function("MB/s")
     def triad_bw(self):
@@ -48,6 +54,10 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
     @performance_function("MB/s")
     def triad_bw_median(self):
         return self.stream_rate("triad_bw_median", "triad", "median")
+
+    @performance_function("MB/s")
+    def triad_bw_alone(self):
+        return self.stream_rate("triad_bw_alone", "triad", alone=True)
 
     @performance_function("MB/s")
     def injected_bw(self):

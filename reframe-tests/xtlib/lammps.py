@@ -20,6 +20,13 @@ def lammps_args(box, steps, log="log.lammps", rounds=1, screen=True):
     return args + ([] if screen else ["-screen", "none"])
 
 
+def step_loop_time(test, output):
+    """The loop time of the LAMMPS step whose screen output went to ``output`` (a step of a job that
+    alternates with a load, xtlib.load); the main step's is read from log.lammps, which it writes
+    last."""
+    return sn.getitem(loop_times("log.lammps" if output == test.job.stdout else output, 1), 0)
+
+
 @sn.deferrable
 def loop_times(path, rounds=1):
     """The loop time (s) of each of the ``rounds`` runs in the LAMMPS log ``path``, in order; a

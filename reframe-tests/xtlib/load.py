@@ -1,7 +1,12 @@
 """Background load in the same job as the measurement: started before the measured step, stopped
 (SIGTERM) and checked after it. A load that died early or reported nothing fails the test, because
 the measurement then did not run under the load it claims.
+
+With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, without the load and
+then under it, starting and stopping the load every round: a paired comparison inside one job.
 """
+import shlex
+
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
@@ -19,21 +24,72 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node,
                                                step_name=f"xtload-{name}"), warmup_s, reports))
 
-    @run_before("run")
-    def wrap_loads(self):
-        size_main_step(self)
+    def alternate_with_load(self, rounds):
+        """Measure in ``rounds`` rounds, each the measured step without the load and then under it
+        (A B A B ...: the load is started and stopped every round), so that each round pairs the two
+        conditions seconds apart in one job. Round k's outputs: :meth:`alone_output` and
+        :meth:`loaded_output` (the last round's loaded step is the main step: its stdout)."""
+        self.load_rounds = int(rounds)
+
+    @property
+    def alternating(self):
+        return getattr(self, "load_rounds", 1) > 1 and bool(getattr(self, "_loads", []))
+
+    def alone_output(self, round_no):
+        return f"alone.{round_no}.out"
+
+    def loaded_output(self, round_no):
+        """The output file of round ``round_no``'s step under the load (the last: the job's stdout)."""
+        return self.job.stdout if round_no == self.load_rounds - 1 else f"loaded.{round_no}.out"
+
+    def step_outputs(self):
+        """Every output of the measured step: each round's two where the job alternates."""
+        if not self.alternating:
+            return [self.job.stdout]
+        return [out(k) for k in range(self.load_rounds) for out in (self.alone_output, self.loaded_output)]
+
+    def _start_lines(self, out):
+        lines = []
         for name, command, warmup, _ in getattr(self, "_loads", []):
-            self.prerun_cmds += [
-                f"{command} > {name}.load.out 2> {name}.load.err &",
+            lines += [
+                f"{command} > {name}.load{out}.out 2> {name}.load{out}.err &",
                 f"{name}_pid=$!",
                 f"sleep {float(warmup)}",
                 # The load must still be running when the measurement starts.
                 f"kill -0 ${name}_pid || echo 'load {name} exited before the measurement' >> loads.failed",
             ]
-            self.postrun_cmds += [
+        return lines
+
+    def _stop_lines(self):
+        lines = []
+        for name, *_ in getattr(self, "_loads", []):
+            lines += [
                 f"kill -0 ${name}_pid || echo 'load {name} exited during the measurement' >> loads.failed",
                 f"{stop_command(self, f'{name}_pid', f'xtload-{name}')}; wait ${name}_pid",
             ]
+        return lines
+
+    def _main_step(self, out):
+        """The main step's command line (the partition's launcher, as ReFrame writes it), its
+        output to ``out``."""
+        argv = " ".join(shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
+        # ReFrame copies these to the job only after the run hooks; the launcher reads them.
+        for name in ("num_tasks", "num_tasks_per_node", "num_tasks_per_core", "num_tasks_per_socket",
+                     "num_cpus_per_task"):
+            setattr(self.job, name, getattr(self, name))
+        return f"{self.job.launcher.run_command(self.job)} {argv} > {out} 2> {out}.err"
+
+    @run_before("run")
+    def wrap_loads(self):
+        size_main_step(self)
+        if self.alternating:
+            for k in range(self.load_rounds - 1):
+                self.prerun_cmds += [self._main_step(self.alone_output(k)), *self._start_lines(f".{k}"),
+                                     self._main_step(self.loaded_output(k)), *self._stop_lines()]
+            self.prerun_cmds += [self._main_step(self.alone_output(self.load_rounds - 1))]
+            self.keep_files += [out for out in self.step_outputs() if out != self.job.stdout]
+        self.prerun_cmds += self._start_lines("")
+        self.postrun_cmds += self._stop_lines()
 
     def load_records(self, name, type_=None, **match):
         return records(f"{name}.load.out", type_, **match)

@@ -45,6 +45,12 @@ def _evaluated(expression):
 
 
 @sn.deferrable
+def values_of(*values):
+    """Deferred values (one per round) as one deferred list."""
+    return list(values)
+
+
+@sn.deferrable
 def one_round(value):
     """The rounds of a step that runs once: its one value."""
     return [value]

@@ -2,13 +2,15 @@
 import os
 
 from xtlib.launch import mpirun_options
-from xtlib.records import round_values
-from xtlib.rounds import PairedRounds
+from xtlib.records import result_value, round_values
+from xtlib.rounds import PairedRounds, values_of
 
 
 class StreamStep(PairedRounds):
     """Needs the ``bench`` fixture (BenchBuild) and XtExperiment's ``setting``. The spec's
-    ``rounds`` K: xt-stream measures K times in the job, each round one sample of the case."""
+    ``rounds`` K: xt-stream measures K times in the job, each round one sample of the case; in a
+    job that alternates with a load (BackgroundLoad.alternate_with_load) xt-stream measures once
+    per step and the job's steps are the rounds."""
 
     def run_xt_stream(self, threads):
         """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size."""
@@ -24,10 +26,21 @@ class StreamStep(PairedRounds):
             self.job.launcher.options = mpirun_options(self)
 
     @property
-    def stream_rounds(self):
-        return int(self.setting("rounds", 1))
+    def alternating_rounds(self):
+        return getattr(self, "load_rounds", 1) > 1
 
-    def stream_rate(self, name, kernel, stat="best"):
+    @property
+    def stream_rounds(self):
+        """xt-stream's own rounds (1 where the job's alternating steps are the rounds)."""
+        return 1 if self.alternating_rounds else int(self.setting("rounds", 1))
+
+    def stream_rate(self, name, kernel, stat="best", alone=False):
         """Performance variable ``name``: xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add,
-        triad), MB/s, the median over the rounds (each round's value is kept as a sample)."""
-        return self.over_rounds(name, round_values(self.stdout, kernel, stat, self.stream_rounds))
+        triad), MB/s, the median over the rounds (each round's value is kept as a sample);
+        ``alone``: of the steps without the load, in a job that alternates with one."""
+        if self.alternating_rounds:
+            output = self.alone_output if alone else self.loaded_output
+            rounds = values_of(*[result_value(output(k), kernel, stat) for k in range(self.load_rounds)])
+        else:
+            rounds = round_values(self.stdout, kernel, stat, self.stream_rounds)
+        return self.over_rounds(name, rounds)

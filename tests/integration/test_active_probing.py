@@ -19,6 +19,7 @@ from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
 
 from crosstalk.ingest import load_run
 from crosstalk.models.queueing import idle_parameters, utilisation
+from crosstalk.specs import load_spec
 
 pytestmark = pytest.mark.slow
 
@@ -57,8 +58,9 @@ def kept_idle_samples(run_dir):
 def check_modelled_rho(perf, loads):
     # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
     # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
+    rounds = int(load_spec("active-probing").setting("rounds", "quick", 1))
     for load in loads:
-        assert len(values(perf, "probe_median", load)) == 3
+        assert len(values(perf, "probe_median", load)) == 3 * rounds      # a row per probe block
         for rho in values(perf, "rho", load):
             assert rho == rho and 0 <= rho < 1, f"modelled rho {rho} out of [0, 1) under {load}"
 
