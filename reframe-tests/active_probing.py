@@ -5,16 +5,18 @@
 One job per load, every step on the same nodes and links:
 
 1. ImpactB on the idle fabric (``idle_probe.out``): its minimum and variance are the M/G/1 service
-   time t_min and Var(S) of Eq 1-3.
+   time t_min and Var(S) of Eq 1-3. Then each victim application alone (``*_alone``), the
+   baseline of its slowdown in the same job.
 2. The load starts in the background (BackgroundLoad) and the job waits until it reports that it
    has started (CompressionB's ``info started`` record, LAMMPS' first thermo line, STREAM's info).
 3. ImpactB under the load (the main step), then each victim application in turn under the load.
 4. The load is stopped (SIGTERM) and checked: it must have run throughout.
 
 Rounds (the spec's ``rounds`` K): each probe's exchanges are cut into K consecutive blocks in
-time, and each victim runs K times; a block's median and a run's time are one sample each, and the
-idle and loaded probes pair block by block. The load runs through all K (it is not restarted: a
-restart per round would cost its start-up K times).
+time, and each victim runs K times; a block's median (and its modelled rho) and a run's time are
+one sample each, and the idle and loaded probes (and each victim alone and under the load) pair
+round by round. The load runs through all K (it is not restarted: a restart per round would cost
+its start-up K times).
 
 Loads: ``idle``, ``compressionb:P-M-B`` (B in microseconds), ``app:lammps``, ``app:stream`` (the
 application running continuously). ``rho`` is MODELLED (crosstalk.models.queueing.utilisation).
@@ -44,6 +46,8 @@ SPEC = load_spec("active-probing")
 IDLE_PROBE = "idle_probe.out"
 LAMMPS_LOG = "victim_lammps.log"
 STREAM_OUT = "victim_stream.out"
+LAMMPS_ALONE_LOG = "victim_lammps_alone.log"
+STREAM_ALONE_OUT = "victim_stream_alone.out"
 #: An aggressor application runs "forever" (until SIGTERM): LAMMPS steps, xt-stream seconds.
 FOREVER_STEPS = 100_000_000
 FOREVER_S = 3600
@@ -80,10 +84,9 @@ def half_rtts(path):
     return [float(r["value"]) for r in records(path, "sample", metric="half_rtt").evaluate()]
 
 
-@sn.deferrable
-def block_medians(path, rounds):
-    """The median half round trip (us) of each of ``rounds`` consecutive blocks of a probe's
-    exchanges (by exchange number, over all pairs), in time order."""
+def _blocks(path, rounds):
+    """The half round trips (us) of each of ``rounds`` consecutive blocks of a probe's exchanges
+    (by exchange number, over all pairs), in time order."""
     found = records(path, "sample", metric="half_rtt").evaluate()
     count = max((int(r["iteration"]) for r in found), default=-1) + 1
     if count < rounds:
@@ -91,7 +94,20 @@ def block_medians(path, rounds):
     blocks = [[] for _ in range(rounds)]
     for r in found:
         blocks[int(r["iteration"]) * rounds // count].append(float(r["value"]))
-    return [statistics.median(b) for b in blocks]
+    return blocks
+
+
+@sn.deferrable
+def block_medians(path, rounds):
+    """The median half round trip (us) of each of ``rounds`` consecutive blocks of a probe."""
+    return [statistics.median(b) for b in _blocks(path, rounds)]
+
+
+@sn.deferrable
+def block_rhos(loaded_path, idle_path, rounds):
+    """MODELLED rho of each block: block k of the loaded probe against block k of the idle one."""
+    return [modelled_rho(loaded, idle).evaluate()
+            for loaded, idle in zip(_blocks(loaded_path, rounds), _blocks(idle_path, rounds))]
 
 
 @sn.deferrable
@@ -156,15 +172,21 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         box, steps = self.setting("lammps_box", 16), self.setting("lammps_steps", 100)
         metrics = ["probe_avg", "probe_median", "probe_p99", "probe_var", "idle_probe_avg", "idle_probe_median",
                    "rho"]
+        #    Each victim also runs alone right after the idle probe (before the load starts).
         if self.has_lammps:
-            lmp = ["lmp", *lammps_args(box, steps, LAMMPS_LOG, rounds=self.rounds, screen=False)]
-            self.postrun_cmds += [f"{step_command(self, lmp, ranks, nodes)} > victim_lammps.err 2>&1"]
-            metrics.append("lammps_time")
-        stream = [os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
-                  "--ntimes", self.setting("stream_ntimes", 10), "--no-samples", "--rounds", self.rounds]
+            def lmp(log):
+                return step_command(self, ["lmp", *lammps_args(box, steps, log, rounds=self.rounds, screen=False)],
+                                    ranks, nodes)
+            self.prerun_cmds += [f"{lmp(LAMMPS_ALONE_LOG)} > victim_lammps_alone.err 2>&1"]
+            self.postrun_cmds += [f"{lmp(LAMMPS_LOG)} > victim_lammps.err 2>&1"]
+            metrics += ["lammps_time", "lammps_time_alone"]
+        stream = step_command(self, [os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size",
+                                     self.setting("stream_size", "64M"), "--ntimes", self.setting("stream_ntimes", 10),
+                                     "--no-samples", "--rounds", self.rounds], 1, 1)
         self.env_vars["OMP_NUM_THREADS"] = "1"
-        self.postrun_cmds += [f"{step_command(self, stream, 1, 1)} > {STREAM_OUT} 2> victim_stream.err"]
-        metrics.append("stream_time")
+        self.prerun_cmds += [f"{stream} > {STREAM_ALONE_OUT} 2> victim_stream_alone.err"]
+        self.postrun_cmds += [f"{stream} > {STREAM_OUT} 2> victim_stream.err"]
+        metrics += ["stream_time", "stream_time_alone"]
 
         # 2. The load.
         warmup = float(self.setting("warmup_s", 0.5))
@@ -192,7 +214,8 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
                 "--duration", FOREVER_S, "--no-samples"], tasks=nodes, nodes=nodes, warmup_s=warmup, reports=False)
         self.perf_variables = {m: getattr(self, m)() for m in metrics}
         # The figures read the probe distributions (sample records) from the run's output.
-        self.keep_files = [IDLE_PROBE, LAMMPS_LOG, STREAM_OUT] + [f"{name}.load.out" for name, *_ in
+        self.keep_files = [IDLE_PROBE, LAMMPS_LOG, STREAM_OUT, LAMMPS_ALONE_LOG, STREAM_ALONE_OUT] + \
+            [f"{name}.load.out" for name, *_ in
                                                                  getattr(self, "_loads", [])]
 
     @run_before("run")
@@ -228,9 +251,9 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         checks = [self.loads_ran_throughout(),
                   sn.assert_gt(sn.len(half_rtts(self._path(self.stdout))), 0),
                   sn.assert_gt(sn.len(half_rtts(self._path(IDLE_PROBE))), 0),
-                  all_validations_pass(self._path(STREAM_OUT))]
+                  all_validations_pass(self._path(STREAM_OUT)), all_validations_pass(self._path(STREAM_ALONE_OUT))]
         if self.has_lammps:
-            checks.append(sn.assert_gt(self.lammps_time(), 0))
+            checks += [sn.assert_gt(self.lammps_time(), 0), sn.assert_gt(self.lammps_time_alone(), 0)]
         return sn.all(checks)
 
     def _path(self, name):
@@ -266,7 +289,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     @performance_function("fraction")
     def rho(self):
-        return modelled_rho(half_rtts(self._path(self.stdout)), half_rtts(self._path(IDLE_PROBE)))
+        return self.over_rounds("rho", block_rhos(self._path(self.stdout), self._path(IDLE_PROBE), self.rounds))
 
     # -- load and victims ----------------------------------------------------------------------
     @performance_function("MB/s")
@@ -283,5 +306,15 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     @performance_function("s")
     def stream_time(self):
-        return self.over_rounds("stream_time", round_values(self._path(STREAM_OUT), "triad", "best", self.rounds,
-                                                            field="elapsed_s"))
+        return self.over_rounds("stream_time", self._stream_times(STREAM_OUT))
+
+    @performance_function("s")
+    def lammps_time_alone(self):
+        return self.over_rounds("lammps_time_alone", loop_times(self._path(LAMMPS_ALONE_LOG), self.rounds))
+
+    @performance_function("s")
+    def stream_time_alone(self):
+        return self.over_rounds("stream_time_alone", self._stream_times(STREAM_ALONE_OUT))
+
+    def _stream_times(self, out):
+        return round_values(self._path(out), "triad", "best", self.rounds, field="elapsed_s")
