@@ -1,7 +1,7 @@
 """A run's second stage for real (crosstalk run --budget, crosstalk.secondstage): on the virtual
 cluster's Slurm partition, one E4 canary job (3 paired rounds) leaves the incast claims
 inconclusive at the two-look level (3 samples; 6 needed at 95 %); the second stage runs exactly that
-case once more and the claims are judged on 6 rounds.
+case once more (twice where the pilot's spread asks for more) and the claims are judged on all rounds.
 
 Why the Allreduce claim must be decided: the incast fills the shaped ingress link of a canary host
 and the 8 B Allreduce queues behind it; measured over 47 runs of this case its impact was 4.3-382,
@@ -46,7 +46,9 @@ def test_the_second_stage_measures_exactly_the_inconclusive_claims_cases(two_sta
     (stage,) = prov["stages"]
     assert stage["look"] == 2
     assert set(CLAIMS) <= set(stage["claims"]), stage
-    assert stage["repeats"] == [["slurm", CASE, 1]]         # 3 rounds more reach 6
+    # 3 rounds more reach the 6 samples of 95 %; a pilot with a wide spread asks for a copy more
+    ((partition, case, repeats),) = stage["repeats"]
+    assert (partition, case) == ("slurm", CASE) and repeats in (1, 2), stage
     (report,) = run_dir.glob("attempts/2/slurm-x1/report.json")
     ran = [c["name"] for s in json.loads(report.read_text())["runs"] for c in s["testcases"] if not c["fixture"]]
     assert ran == [CASE]
@@ -56,14 +58,16 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
     _, run_dir = two_stage_run
     perf, cases = load_run(run_dir)
     perf, cases = pd.DataFrame(perf, columns=PERF_COLUMNS), pd.DataFrame(cases, columns=CASE_COLUMNS)
+    ((_, _, repeats),) = json.loads((run_dir / "provenance.json").read_text())["stages"][0]["repeats"]
     rows = perf[perf.metric == "allreduce_congested_avg"]
-    assert sorted(zip(rows["sample"], rows["round"])) == [(s, r) for s in (0, 1) for r in range(3)]
+    copies = range(1 + repeats)          # the first stage's job and the second stage's
+    assert sorted(zip(rows["sample"], rows["round"])) == [(s, r) for s in copies for r in range(3)]
     assert set(cases["looks"]) == {2}
     verdicts = {v["id"]: v for v in judge(perf, cases)}
     allreduce = verdicts["gpcnet-incast-slows-allreduce"]
     assert allreduce["confidence"] == pytest.approx(0.95)
     assert allreduce["verdict"] == "reproduced", allreduce
-    assert allreduce["groups"][0]["n"] == 6
+    assert allreduce["groups"][0]["n"] == 3 * len(copies)
 
 
 def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env_module):
