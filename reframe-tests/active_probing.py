@@ -298,7 +298,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     @property
     def rounds(self):
-        return int(self.setting("rounds", 1))
+        return self.rounds_in_process()
 
     @performance_function("s")
     def lammps_time(self):

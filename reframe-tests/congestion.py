@@ -25,7 +25,7 @@ from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LinkControl, link_command
 from xtlib.load import BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
-from xtlib.rounds import PairedRounds, values_of
+from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("congestion")
 LINKS_AFTER = "links.after"
@@ -336,7 +336,7 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
         self.sourcesdir = INPUTS
         self.executable = "lmp"
         self.executable_opts = lammps_args(self.setting("lammps_box", 20), self.setting("lammps_steps", 100),
-                                           rounds=self.victim_rounds)
+                                           rounds=self.rounds_in_process("victim_rounds"))
         if self.launcher in ("mpirun", "mpiexec"):
             self.job.launcher.options = mpirun_options(self, "node" if self.hosts > 1 else None)
         if self.link_control and self.hosts > 1:
@@ -359,24 +359,19 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
         return sn.all([sn.assert_gt(self.victim_time_s(), 0), self.loads_ran_throughout(),
                        self.links_stayed_shaped()])
 
-    @property
-    def victim_rounds(self):
-        """LAMMPS runs in one process (1 where the job's alternating steps are the rounds)."""
-        return 1 if getattr(self, "load_rounds", 1) > 1 else int(self.setting("victim_rounds", 1))
-
-    def _step_times(self, output):
-        return values_of(*[step_loop_time(self, output(k)) for k in range(self.load_rounds)])
+    def _step_times(self, alone=False):
+        return self.per_round(lambda output: step_loop_time(self, output), alone)
 
     @performance_function("s")
     def victim_time_s(self):
         if self.alternating:
-            return self.over_rounds("victim_time_s", self._step_times(self.loaded_output))
-        return self.over_rounds("victim_time_s", loop_times("log.lammps", self.victim_rounds))
+            return self.over_rounds("victim_time_s", self._step_times())
+        return self.over_rounds("victim_time_s", loop_times("log.lammps", self.rounds_in_process("victim_rounds")))
 
     @performance_function("s")
     def victim_time_s_alone(self):
         """The victim without the incast, in the same job just before it starts."""
-        return self.over_rounds("victim_time_s_alone", self._step_times(self.alone_output))
+        return self.over_rounds("victim_time_s_alone", self._step_times(alone=True))
 
     @performance_function("MB/s")
     def load_bw(self):

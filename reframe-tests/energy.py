@@ -79,7 +79,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.num_tasks_per_node = max(1, ranks // nodes)
         self.executable = "lmp"
         self.executable_opts = lammps_args(self.setting("lammps_box", 10), self.setting("lammps_steps", 300),
-                                           rounds=self.setting("rounds", 1), screen=False)
+                                           rounds=self.rounds_in_process(), screen=False)
         if self.cpu_freq != "default":
             self.job.launcher.options += [f"--cpu-freq={self.cpu_freq}"]
         if caps.get("link_control"):
@@ -143,7 +143,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
 
     def round_times(self):
         """LAMMPS' loop time in each round (the spec's ``rounds`` runs in one job)."""
-        return loop_times(os.path.join(self.stagedir, "log.lammps"), self.setting("rounds", 1))
+        return loop_times(os.path.join(self.stagedir, "log.lammps"), self.rounds_in_process())
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -12,7 +12,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.injection import Injection
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.records import all_validations_pass, result_value, round_values, tool_value
-from xtlib.rounds import PairedRounds, one_round, values_of
+from xtlib.rounds import PairedRounds, one_round
 
 SPEC = load_spec("nimc-apps")
 #: Executable names: Debian/Spack LAMMPS is ``lmp``; HPCCG's build produces ``test_HPCCG``.
@@ -83,21 +83,20 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
     def rounds(self):
         """Runs of the application in one process (LAMMPS and xt-hpccg; upstream HPCCG runs once;
         where the job alternates with the injection, its steps are the rounds)."""
-        if getattr(self, "load_rounds", 1) > 1 or (self.app == "hpccg" and self.app_instrument != HPCCG_METHOD):
+        if self.app == "hpccg" and self.app_instrument != HPCCG_METHOD:
             return 1
-        return int(self.setting("rounds", 1))
+        return self.rounds_in_process()
 
     def round_times(self, alone=False):
         """The application's time in each round: under the injection (or in a job without one),
         or ``alone``, the steps before the injection starts in a job that alternates."""
         if self.alternating:
-            output = self.alone_output if alone else self.loaded_output
-            return values_of(*[self._time(output(k)) for k in range(self.load_rounds)])
+            return self.per_round(self._time, alone)
         if self.app == "lammps":
             return loop_times("log.lammps", self.rounds)
         if self.app_instrument == HPCCG_METHOD:
             return round_values(self.stdout, "time", "total", self.rounds)
-        return one_round(tool_value("hpccg", self.stdout, "time", "total"))
+        return one_round(self._time(self.job.stdout))
 
     def _time(self, output):
         """The time of the step whose output went to ``output``."""

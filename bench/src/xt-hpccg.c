@@ -236,6 +236,18 @@ static void report(const matrix *A, const timers *t, int iterations, double norm
                 time[0] > 0 ? flops[0] / time[0] / 1e6 : 0);
 }
 
+static void emit_residual(double normr, int iteration)
+{
+    xt_json *j = xt_json_begin(KERNEL, "sample");
+    if (g_round >= 0)
+        xt_json_int(j, "round", g_round);
+    xt_json_str(j, "metric", "residual");
+    xt_json_num(j, "value", normr);
+    xt_json_str(j, "unit", "");
+    xt_json_int(j, "iteration", iteration);
+    xt_json_emit(j);
+}
+
 /* One CG solve of A x = b from x = 0 (the direction vector p zeroed too), reported; ``samples``:
  * also print the residual every tenth of the iterations. */
 static void solve(matrix *A, const double *b, double *x, double *r, double *p, double *Ap, int max_iter,
@@ -253,16 +265,8 @@ static void solve(matrix *A, const double *b, double *x, double *r, double *p, d
     waxpby(1.0, b, -1.0, Ap, r, A->nrow, &t);
     double rtrans = ddot(r, r, A->nrow, &t), normr = sqrt(rtrans), normb = sqrt(ddot(b, b, A->nrow, &t));
     int print_every = max_iter > 10 ? max_iter / 10 : 1, k;
-    if (A->rank == 0 && samples) {
-        xt_json *j = xt_json_begin(KERNEL, "sample");
-        if (g_round >= 0)
-            xt_json_int(j, "round", g_round);
-        xt_json_str(j, "metric", "residual");
-        xt_json_num(j, "value", normr);
-        xt_json_str(j, "unit", "");
-        xt_json_int(j, "iteration", 0);
-        xt_json_emit(j);
-    }
+    if (A->rank == 0 && samples)
+        emit_residual(normr, 0);
     for (k = 1; k < max_iter && normr > tolerance; k++) { /* HPCCG: at most max_iter - 1 */
         if (k == 1) {
             waxpby(1.0, r, 0.0, r, pl, A->nrow, &t);
@@ -272,16 +276,8 @@ static void solve(matrix *A, const double *b, double *x, double *r, double *p, d
             waxpby(1.0, r, rtrans / old, pl, pl, A->nrow, &t);
         }
         normr = sqrt(rtrans);
-        if (A->rank == 0 && samples && (k % print_every == 0 || k == max_iter - 1)) {
-            xt_json *j = xt_json_begin(KERNEL, "sample");
-            if (g_round >= 0)
-                xt_json_int(j, "round", g_round);
-            xt_json_str(j, "metric", "residual");
-            xt_json_num(j, "value", normr);
-            xt_json_str(j, "unit", "");
-            xt_json_int(j, "iteration", k);
-            xt_json_emit(j);
-        }
+        if (A->rank == 0 && samples && (k % print_every == 0 || k == max_iter - 1))
+            emit_residual(normr, k);
         sparsemv(A, p, Ap, &t);
         double alpha = rtrans / ddot(pl, Ap, A->nrow, &t);
         waxpby(1.0, x, alpha, pl, x, A->nrow, &t);

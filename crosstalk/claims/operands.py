@@ -115,10 +115,13 @@ class Table:
 
 def _per_copy(series):
     """Each copy's rounds as their median, as round 0 (the cases it was read from kept)."""
-    out = series.groupby(level=JOB_KEY, dropna=False).median()
-    out = out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
-    out.attrs["cases"] = series.attrs.get("cases")
-    return out
+    return _read_from(_as_round_zero(series.groupby(level=JOB_KEY, dropna=False).median()),
+                      series.attrs.get("cases"))
+
+
+def _as_round_zero(by_job):
+    """A Series indexed by JOB_KEY, indexed by SAMPLE_KEY as round 0."""
+    return by_job.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
 
 
 def paired(a, b):
@@ -189,8 +192,7 @@ def _spread(operand, table, experiment, select, units):
     per = rows.groupby([*JOB_KEY, "_level"], dropna=False)["value"].median()
     by_sample = per.groupby(level=JOB_KEY, dropna=False)
     complete = by_sample.size() >= max(2, len(wanted))
-    out = (by_sample.max() / by_sample.min())[complete]
-    out = out.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
+    out = _as_round_zero((by_sample.max() / by_sample.min())[complete])
     if out.empty:
         raise Missing(operand["spread"].get("experiment", experiment), chosen,
                       f"{operand['spread']['metric']} over {over} {'/'.join(wanted) or '(2 or more values)'}")

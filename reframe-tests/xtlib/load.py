@@ -13,6 +13,7 @@ from reframe.core.builtins import run_before
 
 from xtlib.launch import size_main_step, step_command, stop_command
 from xtlib.records import records
+from xtlib.rounds import values_of
 
 
 class BackgroundLoad(rfm.RegressionTestPlugin):
@@ -41,6 +42,12 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
     def loaded_output(self, round_no):
         """The output file of round ``round_no``'s step under the load (the last: the job's stdout)."""
         return self.job.stdout if round_no == self.load_rounds - 1 else f"loaded.{round_no}.out"
+
+    def per_round(self, read, alone=False):
+        """``read(output)`` of each round's step under the load (``alone``: without it), as one
+        deferred list in round order."""
+        output = self.alone_output if alone else self.loaded_output
+        return values_of(*[read(output(k)) for k in range(self.load_rounds)])
 
     def step_outputs(self):
         """Every output of the measured step: each round's two where the job alternates."""

@@ -15,6 +15,11 @@ class PairedRounds(rfm.RegressionTestPlugin):
     #: Every round's value of each performance variable measured in rounds, in round order.
     round_values = variable(typ.Dict[str, typ.List[float]], value={})
 
+    def rounds_in_process(self, setting="rounds"):
+        """Rounds the measured program runs in one process: the spec's ``setting``, or 1 where the
+        job alternates with a load (BackgroundLoad.alternate_with_load: its steps are the rounds)."""
+        return 1 if getattr(self, "load_rounds", 1) > 1 else int(self.setting(setting, 1))
+
     def over_rounds(self, name, values):
         """The deferred per-round ``values`` of performance variable ``name`` as their median;
         the values themselves go to ``round_values`` once the job has run."""

@@ -3,7 +3,7 @@ import os
 
 from xtlib.launch import mpirun_options
 from xtlib.records import result_value, round_values
-from xtlib.rounds import PairedRounds, values_of
+from xtlib.rounds import PairedRounds
 
 
 class StreamStep(PairedRounds):
@@ -16,7 +16,7 @@ class StreamStep(PairedRounds):
         """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size."""
         self.executable = os.path.join(self.bench.bin_dir, "xt-stream")
         self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes", 10)),
-                                "--rounds", str(self.stream_rounds)]
+                                "--rounds", str(self.rounds_in_process())]
         if self.setting("array_bytes"):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]
         self.num_cpus_per_task = threads
@@ -25,22 +25,13 @@ class StreamStep(PairedRounds):
             # mpirun would bind the one rank to one core, and with it every thread
             self.job.launcher.options = mpirun_options(self)
 
-    @property
-    def alternating_rounds(self):
-        return getattr(self, "load_rounds", 1) > 1
-
-    @property
-    def stream_rounds(self):
-        """xt-stream's own rounds (1 where the job's alternating steps are the rounds)."""
-        return 1 if self.alternating_rounds else int(self.setting("rounds", 1))
 
     def stream_rate(self, name, kernel, stat="best", alone=False):
         """Performance variable ``name``: xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add,
         triad), MB/s, the median over the rounds (each round's value is kept as a sample);
         ``alone``: of the steps without the load, in a job that alternates with one."""
-        if self.alternating_rounds:
-            output = self.alone_output if alone else self.loaded_output
-            rounds = values_of(*[result_value(output(k), kernel, stat) for k in range(self.load_rounds)])
+        if getattr(self, "alternating", False):
+            rounds = self.per_round(lambda output: result_value(output, kernel, stat), alone)
         else:
-            rounds = round_values(self.stdout, kernel, stat, self.stream_rounds)
+            rounds = round_values(self.stdout, kernel, stat, self.rounds_in_process())
         return self.over_rounds(name, rounds)
