@@ -5,7 +5,6 @@ Three tests: ``CongestionCanary`` (xt-congestion, each congestor alone and all f
 crosstalk.parsers.gpcnet) and ``CongestionVictim`` (LAMMPS without and with an MPI_Put incast into
 its first node). The spec's header explains the layout (endpoints sharing shaped host links).
 """
-import json
 import os
 
 import reframe as rfm
@@ -22,13 +21,12 @@ from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.launch import allocate_nodes, mpirun_options
-from xtlib.linkcontrol import LinkControl, link_command
+from xtlib.linkcontrol import LINKS_AFTER, LinkControl
 from xtlib.load import BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
 from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("congestion")
-LINKS_AFTER = "links.after"
 
 
 class Shaped(LinkControl):
@@ -41,27 +39,16 @@ class Shaped(LinkControl):
         self.skip_if(bool(self.current_partition.extras.get("link_hook")),
                      "link shaping through a site hook: node names for it are not in the inventory")
         rate = str(rate or self.setting("link_rate"))
-        self.shape_links([f"n{i}" for i in range(1, nodes + 1)], rate=rate)
+        self.shaped_nodes = [f"n{i}" for i in range(1, nodes + 1)]
+        self.shape_links(self.shaped_nodes, rate=rate)
         self.shaped_bps = parse_rate(rate)
-        show = link_command(self.current_partition, "show", "--json")
-        self.postrun_cmds += [f"{show} > {LINKS_AFTER} 2>&1 || true"]
 
     @sn.deferrable
     def links_stayed_shaped(self):
         bps = getattr(self, "shaped_bps", None)
         if not bps:
             return True
-        path = os.path.join(self.stagedir, LINKS_AFTER)
-        try:
-            with open(path) as fp:
-                state = json.load(fp)
-        except (OSError, ValueError):
-            raise sn.SanityError(f"link state after the job unreadable ({LINKS_AFTER})") from None
-        wrong = [n for n, d in state.items() if d.get("tc_rate_bps") != bps]
-        if wrong:
-            raise sn.SanityError(f"links of {', '.join(wrong)} were not at {format_rate(bps)} at the end of "
-                                 f"the job (restored by another run?): see {LINKS_AFTER}")
-        return True
+        return self.links_were(LINKS_AFTER, self.shaped_nodes, bps, "at the end of the job (restored by another run?)")
 
 
 class CanaryMetrics(rfm.RegressionTestPlugin):

@@ -12,13 +12,15 @@ from xtlib.apps import installed_app
 from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import mpirun_hosts
-from xtlib.linkcontrol import LinkControl
-from xtlib.rounds import PairedRounds
+from xtlib.launch import main_step_line, mpirun_hosts
+from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
+from xtlib.rounds import PairedRounds, values_of
 
 SPEC = load_spec("energy")
 #: Fraction of the nominal network bandwidth in each link case (Table 6.2: 1/2, 1/4, 1/8).
 BW_FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
+#: The next wider case of each narrower one: the bandwidth it is paired with inside its job.
+WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
 
 
 def job_nodes(test, count):
@@ -49,6 +51,10 @@ def job_nodes(test, count):
 
 @rfm.simple_test
 class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegressionTest):
+    """A narrower link case measures in rounds, each LAMMPS at the next wider link and then at its
+    own (links set between the steps), so each round pairs the two bandwidths seconds apart in one
+    job: metrics ``*_wider``. The 4X case, and a partition without link control, runs its rounds in
+    one LAMMPS process."""
     spec_name = "energy"
     link = parameter(SPEC.parameter("link"))
     cpu_freq = parameter(SPEC.parameter("cpu_freq"))
@@ -78,27 +84,27 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.num_tasks = ranks
         self.num_tasks_per_node = max(1, ranks // nodes)
         self.executable = "lmp"
-        self.executable_opts = lammps_args(self.setting("lammps_box", 10), self.setting("lammps_steps", 300),
-                                           rounds=self.rounds_in_process(), screen=False)
-        if self.cpu_freq != "default":
-            self.job.launcher.options += [f"--cpu-freq={self.cpu_freq}"]
+        self.rounds = int(self.setting("rounds", 1))
+        self.wider = None
         if caps.get("link_control"):
             self.skip_if(nodes < 2, "link cases need the job on two or more nodes")
             names, why = job_nodes(self, nodes)
             self.skip_if(names is None, why)
-            nominal = self.nominal_rate()
-            if self.link == "inj8" or self.setting("link_nominal_rate"):
-                self.skip_if(not nominal, f"{part.fullname}: no nominal link_rate for the {self.link} case")
-                self.shape_links(names, rate=format_rate(int(parse_rate(nominal) * BW_FRACTION[self.link])))
-            else:
-                # 4X too: the baseline runs at nominal even if a killed job left a link changed.
-                self.shape_links(names, width=self.link)
+            self.link_nodes = names
+            # 4X too: the baseline runs at nominal even if a killed job left a link changed.
+            self.shape_links(names, **self.link_option(self.link))
+            self.wider = WIDER.get(self.link) if self.rounds > 1 else None
         else:
             self.skip_if(self.link != "4X",
                          f"{part.fullname} cannot change link width or rate (no virtual cluster, "
                          f"no extras.link_hook)")
+        self.executable_opts = self.lammps_opts(rounds=1 if self.wider else self.rounds)
         self.measure_energy(nodes, BW_FRACTION[self.link], self.setting("model_cpu_w", 39.6),
                             self.setting("model_network_w", 25.0), self.setting("model_memory_w", 20.0))
+
+    def lammps_opts(self, log="log.lammps", rounds=1):
+        return lammps_args(self.setting("lammps_box", 10), self.setting("lammps_steps", 300), log=log,
+                           rounds=rounds, screen=False)
 
     def nominal_rate(self):
         """Full bandwidth (4X) of this experiment: the spec's link_nominal_rate where set (shaped
@@ -109,42 +115,77 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
             return extras.get("link_rate")
         return self.setting("link_nominal_rate") or extras.get("link_rate")
 
+    def link_option(self, link):
+        """``{"width": ...}`` or ``{"rate": ...}`` that sets a node's link for the case ``link``."""
+        if link == "inj8" or self.setting("link_nominal_rate"):
+            nominal = self.nominal_rate()
+            self.skip_if(not nominal, f"{self.current_partition.fullname}: no nominal link_rate for the {link} case")
+            return {"rate": format_rate(int(parse_rate(nominal) * BW_FRACTION[link]))}
+        return {"width": link}
+
+    def link_bps(self, link):
+        return int(parse_rate(self.nominal_rate()) * BW_FRACTION[link])
+
+    def step_tag(self, which, round_no):
+        """The tag of round ``round_no``'s step at the ``which`` ("wider" or "own") link; "" for
+        the main step (the last round's own)."""
+        return "" if which == "own" and round_no == self.rounds - 1 else f".{which}.{round_no}"
+
+    def step_log(self, tag):
+        return f"log{tag}.lammps" if tag else "log.lammps"
+
+    @run_before("run")
+    def alternate_with_wider_link(self):
+        if not self.wider:
+            return
+        lines = []
+        for k in range(self.rounds):
+            for which, link in (("wider", self.wider), ("own", self.link)):
+                tag = self.step_tag(which, k)
+                lines += [*self.link_set_lines(self.link_nodes, **self.link_option(link)),
+                          self.link_log_line(f"links{tag or '.own.last'}.json")]
+                if tag:         # the main step runs last, where ReFrame puts it
+                    before, after = self.meter_lines(tag)
+                    lines += [*before, main_step_line(self, f"lammps{tag}.out", self.lammps_opts(self.step_log(tag))),
+                              *after]
+                    self.keep_files += [self.step_log(tag)]
+        self.prerun_cmds += lines
+
     @sn.deferrable
     def links_as_asked(self):
-        """The links of the job's nodes were at the case's rate while it ran (the job logs
+        """The links of the job's nodes were at each step's rate while it ran (the job logs
         `crosstalk link show` after setting them); a failed `link set` fails the case."""
-        changes = getattr(self, "_link_changes", [])
-        if not changes or self.current_partition.extras.get("link_hook"):
-            return True     # a site hook's `show` format is its own
-        nominal = parse_rate(self.nominal_rate())
-        want = int(nominal * BW_FRACTION[self.link])
-        tables = []
-        with open(os.path.join(self.stagedir, self.job.stderr)) as fp:
-            for words in (line.split() for line in fp):
-                if words[:2] == ["node", "width"]:
-                    tables.append({})
-                elif tables and len(words) >= 5:
-                    tables[-1][words[0]] = words
-        if len(tables) != 2:
-            raise sn.SanityError(f"expected the link state before and after the step, found {len(tables)}")
-        for when, rows in zip(("before", "after"), tables):
-            for node, *_ in changes:
-                row = rows.get(node)
-                if row is None:
-                    raise sn.SanityError(f"no link state logged for {node} (did `crosstalk link` fail?)")
-                if parse_rate(row[2]) != want or parse_rate(row[4]) != want:
-                    raise sn.SanityError(f"{node}: link at {row[2]} (tc {row[4]}) {when} the step, case "
-                                         f"{self.link} needs {format_rate(want)} (changed by another job?)")
+        if not getattr(self, "link_nodes", None):
+            return True
+        own = self.link_bps(self.link)
+        checks = [(LINKS_BEFORE, own, "at the start of the job"), (LINKS_AFTER, own, "after the step")]
+        if self.wider:
+            checks += [(f"links{self.step_tag(which, k) or '.own.last'}.json",
+                        self.link_bps(self.wider if which == "wider" else self.link), f"before {which} step {k}")
+                       for k in range(self.rounds) for which in ("wider", "own")]
+        for name, bps, when in checks:
+            self.links_were(name, self.link_nodes, bps, when)
         return True
 
     @sanity_function
     def finished(self):
         return sn.all([sn.assert_gt(sn.min(self.round_times()), 0), self.links_as_asked()])
 
-    def round_times(self):
-        """LAMMPS' loop time in each round (the spec's ``rounds`` runs in one job)."""
-        return loop_times(os.path.join(self.stagedir, "log.lammps"), self.rounds_in_process())
+    def round_times(self, which="own"):
+        """LAMMPS' loop time in each round at the ``which`` link: one step per round where the job
+        alternates with the wider link, else the rounds of the main step's one process."""
+        if not self.wider:
+            return loop_times(os.path.join(self.stagedir, "log.lammps"), self.rounds)
+        return values_of(*[sn.getitem(loop_times(os.path.join(self.stagedir, self.step_log(self.step_tag(which, k))),
+                                                 1), 0) for k in range(self.rounds)])
 
     @run_before("performance")
     def set_perf_variables(self):
-        self.perf_variables = self.energy_perf_variables(self.round_times().evaluate())
+        if not self.wider:
+            self.perf_variables = self.energy_perf_variables(self.round_times().evaluate())
+            return
+        self.perf_variables = {}
+        for which, link, suffix in (("own", self.link, ""), ("wider", self.wider, "_wider")):
+            times = self.round_times(which).evaluate()
+            self.perf_variables.update(self.step_energy_variables(
+                suffix, [(self.step_tag(which, k), t, BW_FRACTION[link]) for k, t in enumerate(times)]))

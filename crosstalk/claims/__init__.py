@@ -74,17 +74,34 @@ def _steps(test):
             for a, b in zip(order, order[1:])]
 
 
+def _own_metrics(operand):
+    """The metrics an operand reads from the claim's own experiment."""
+    if not isinstance(operand, dict) or "experiment" in operand:
+        return set()
+    if "ratio" in operand:
+        return set().union(*map(_own_metrics, operand["ratio"]))
+    if "spread" in operand:
+        return _own_metrics(operand["spread"])
+    return {operand["metric"]} if "metric" in operand else set()
+
+
 def _groups(test, rows):
     """Selections of each group: the test's ``select`` with each combination of ``group_by``'s
-    parameter values measured in ``rows``."""
+    parameter values measured in ``rows`` (in every metric the test reads, where it names them: a
+    case that does not measure them all is no group of it)."""
     base = dict(test.get("select", {}))
     by = test.get("group_by", [])
     if not by:
         return [base]
     rows = matching(rows, base)
-    combos = sorted({tuple(str(p.get(k)) for k in by) for p in distinct_params(rows).values()
-                     if all(k in p for k in by)})
-    return [{**base, **dict(zip(by, combo))} for combo in combos] or [base]
+
+    def combos(part):
+        return {tuple(str(p.get(k)) for k in by) for p in distinct_params(part).values() if all(k in p for k in by)}
+    metrics = set().union(*(_own_metrics(test.get(k)) for k in ("a", "b", "num", "den")))
+    found = combos(rows)
+    for metric in metrics:
+        found &= combos(rows[rows["metric"] == metric])
+    return [{**base, **dict(zip(by, combo))} for combo in sorted(found)] or [base]
 
 
 def _unswept(cases, missing):

@@ -102,25 +102,33 @@ class Energy(rfm.RegressionTestPlugin):
                               "memory_w": float(memory_w)}
         self.keep_files += ["energy.json"]
 
-    @run_before("run")
+    def meter_lines(self, tag=""):
+        """``(before, after)``: shell lines reading the meters right before and right after a step
+        into ``energy.before<tag>`` and ``energy.after<tag>``; empty where the partition has none."""
+        if not self.current_partition.extras.get("capabilities", {}).get("rapl"):
+            # No meter on this partition's nodes (capabilities.rapl covers RAPL and pm_counters):
+            # extra job steps would only cost time. Eq 6.2 (modelled) is used.
+            self._energy_setup["meter"] = "none: capabilities.rapl is false for this partition"
+            return [], []
+        nodes = self._energy_setup["nodes"]
+        reader = step_command(self, ["sh", "-c", READER], tasks=nodes, nodes=nodes)
+        self.keep_files += [f"energy.before{tag}", f"energy.after{tag}"]
+        return ([f"{reader} > energy.before{tag} 2>> energy.err || true"],
+                [f"{reader} > energy.after{tag} 2>> energy.err || true"])
+
+    @run_before("run", always_last=True)    # last before the main step: after links and loads are set
     def read_meters_around_step(self):
         if not hasattr(self, "_energy_setup"):
             return
-        if not self.current_partition.extras.get("capabilities", {}).get("rapl"):
-            # No meter on this partition's nodes (capabilities.rapl covers RAPL and pm_counters):
-            # two extra job steps would only cost time. Eq 6.2 (modelled) is used.
-            self._energy_setup["meter"] = "none: capabilities.rapl is false for this partition"
+        before, after = self.meter_lines()
+        if not before:
             return
-        nodes = self._energy_setup["nodes"]
-        reader = step_command(self, ["sh", "-c", READER], tasks=nodes, nodes=nodes)
-        # Last before the measured step and first after it (links and loads are set up earlier).
-        self.prerun_cmds = self.prerun_cmds + [f"{reader} > energy.before 2> energy.err || true"]
-        after = [f"{reader} > energy.after 2>> energy.err || true"]
+        self.prerun_cmds = self.prerun_cmds + before
         if self.current_partition.launcher_type.registered_name == "srun":
-            after.append('command -v sacct >/dev/null && sacct -j "$SLURM_JOB_ID" -n -P '
-                         '-o JobID,JobName,ConsumedEnergyRaw > energy.sacct 2>> energy.err || true')
+            after = after + ['command -v sacct >/dev/null && sacct -j "$SLURM_JOB_ID" -n -P '
+                             '-o JobID,JobName,ConsumedEnergyRaw > energy.sacct 2>> energy.err || true']
         self.postrun_cmds = after + self.postrun_cmds
-        self.keep_files += ["energy.before", "energy.after", "energy.err"]
+        self.keep_files += ["energy.err"]
 
     def _staged(self, name):
         path = os.path.join(self.stagedir, name)
@@ -129,17 +137,21 @@ class Energy(rfm.RegressionTestPlugin):
         with open(path) as fp:
             return fp.read()
 
-    def energy_result(self, runtime_s):
-        """``{"energy_j", "source", "unit", "model"}`` of the measured step that took ``runtime_s``.
-        Call after the run (e.g. in a run_before('performance') hook)."""
-        s = self._energy_setup
+    def energy_result(self, runtime_s, tag="", bw_fraction=None):
+        """``{"energy_j", "source", "unit", "model"}`` of the step that took ``runtime_s``: the
+        main step, or the step whose meters were read with ``tag`` (:meth:`meter_lines`) at
+        ``bw_fraction`` of the nominal bandwidth. Slurm's step energy identifies the main step
+        only. Call after the run (e.g. in a run_before('performance') hook)."""
+        s = dict(self._energy_setup)
+        if bw_fraction is not None:
+            s["bw_fraction"] = float(bw_fraction)
         runtime_s = float(runtime_s)
         model = {"equation": eq.SOURCE_62, "nodes": s["nodes"], "bw_fraction": s["bw_fraction"],
                  "network_w_per_node": s["network_w_full"] * s["bw_fraction"],
                  "network_w_full": s["network_w_full"], "memory_w_per_node": s["memory_w"],
                  "runtime_s": runtime_s, "meter": s.get("meter", "read before and after the step")}
-        source, per_host = meter_deltas(self._staged("energy.before"), self._staged("energy.after"))
-        slurm_j = sacct_energy(self._staged("energy.sacct"), os.path.basename(str(self.executable)))
+        source, per_host = meter_deltas(self._staged(f"energy.before{tag}"), self._staged(f"energy.after{tag}"))
+        slurm_j = None if tag else sacct_energy(self._staged("energy.sacct"), os.path.basename(str(self.executable)))
         if source == "pm_counters":
             total, e_cpu = sum(per_host.values()), None
             model = {"equation": "metered (whole node)", "nodes": len(per_host), "per_node_j": per_host}
@@ -161,9 +173,12 @@ class Energy(rfm.RegressionTestPlugin):
                          e_cpu="modelled (constant CPU power, no meter on the nodes)")
         unit_label = {"pm_counters": "metered", "rapl": "RAPL CPU + Eq 6.2",
                       "slurm": "Slurm CPU + Eq 6.2", "modelled": "modelled, Eq 6.2"}[source]
-        self.energy_source = source
-        self.energy_model = model
-        with open(os.path.join(self.stagedir, "energy.json"), "w") as fp:
+        if not tag:
+            self.energy_source = source
+            self.energy_model = model
+        else:
+            self.keep_files += [f"energy{tag}.json"]
+        with open(os.path.join(self.stagedir, f"energy{tag}.json"), "w") as fp:
             json.dump({"source": source, "energy_j": total, "model": model}, fp, indent=1)
         return {"energy_j": total, "source": source, "label": unit_label, "model": model}
 
@@ -175,12 +190,23 @@ class Energy(rfm.RegressionTestPlugin):
         under a meter it assumes the power stayed constant from round to round."""
         times = [float(t) for t in round_times]
         res = self.energy_result(sum(times))
-        total_t, label = sum(times), res["label"]
-        energies = [res["energy_j"] * t / total_t for t in times]
-        out = {"time_s": sn.make_performance_function(self.over_rounds("time_s", times), "s"),
-               "energy_j": sn.make_performance_function(self.over_rounds("energy_j", energies), f"J ({label})")}
+        return self._energy_variables("", times, [res["energy_j"] * t / sum(times) for t in times], res["label"])
+
+    def step_energy_variables(self, suffix, steps):
+        """The variables of :meth:`energy_perf_variables`, named with ``suffix``, of one step per
+        round: ``steps`` lists ``(tag, time_s, bw_fraction)`` (tag "" is the main step), each
+        step's energy its own (:meth:`energy_result`)."""
+        results = [self.energy_result(t, tag, fraction) for tag, t, fraction in steps]
+        labels = sorted({r["label"] for r in results})
+        return self._energy_variables(suffix, [float(t) for _, t, _ in steps], [r["energy_j"] for r in results],
+                                      " / ".join(labels))
+
+    def _energy_variables(self, suffix, times, energies, label):
+        out = {f"time_s{suffix}": sn.make_performance_function(self.over_rounds(f"time_s{suffix}", times), "s"),
+               f"energy_j{suffix}": sn.make_performance_function(self.over_rounds(f"energy_j{suffix}", energies),
+                                                                 f"J ({label})")}
         for w, unit in ((1, "J s"), (2, "J s^2"), (3, "J s^3")):
             edp = [e * t ** w for e, t in zip(energies, times)]
-            out[f"edp_w{w}"] = sn.make_performance_function(self.over_rounds(f"edp_w{w}", edp),
-                                                            f"{unit} ({label})")
+            out[f"edp_w{w}{suffix}"] = sn.make_performance_function(self.over_rounds(f"edp_w{w}{suffix}", edp),
+                                                                    f"{unit} ({label})")
         return out

@@ -132,6 +132,19 @@ def size_main_step(test):
         test.job.launcher.options += [f"--nodes={tasks}", f"--ntasks={tasks}"]
 
 
+def main_step_line(test, out, executable_opts=None):
+    """The main step's command line as ReFrame writes it (the partition's launcher), its output to
+    ``out`` (and ``out``.err): a job that measures in several steps runs them with this line.
+    ``executable_opts`` replaces the test's own (e.g. another log file per step)."""
+    opts = test.executable_opts if executable_opts is None else executable_opts
+    argv = " ".join(_quote(w) for w in [test.executable, *opts])
+    # ReFrame copies these to the job only after the run hooks; the launcher reads them.
+    for name in ("num_tasks", "num_tasks_per_node", "num_tasks_per_core", "num_tasks_per_socket",
+                 "num_cpus_per_task"):
+        setattr(test.job, name, getattr(test, name))
+    return f"{test.job.launcher.run_command(test.job)} {argv} > {out} 2> {out}.err"
+
+
 def stop_command(test, pid_var, step_name):
     """Shell command delivering SIGTERM to a background step so that it can still report: srun
     would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled."""

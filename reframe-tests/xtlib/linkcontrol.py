@@ -9,14 +9,21 @@ the measured step fails or the job is killed; the next ``crosstalk run`` restore
 virtual cluster the job holds the cluster's links lock while its links are shaped, so jobs of
 concurrent runs never reshape or restore links under each other.
 """
+import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
+from crosstalk.vcluster import format_rate
+
 CROSSTALK = str(Path(sys.executable).with_name("crosstalk"))
+#: The links' state logged at the start of the job (after they are set) and at its end.
+LINKS_BEFORE, LINKS_AFTER = "links.before.json", "links.after.json"
 
 
 def link_command(partition, *args):
@@ -42,6 +49,46 @@ class LinkControl(rfm.RegressionTestPlugin):
         option = ["--width", width] if width else ["--rate", rate]
         self._link_changes += [[node, *option] for node in nodes]
 
+    def link_set_lines(self, nodes, width=None, rate=None):
+        """Shell lines setting ``nodes``' links mid-job. A link that cannot be set stops the job:
+        the measurement would be of the wrong fabric."""
+        option = ["--width", width] if width else ["--rate", rate]
+        return [link_command(self.current_partition, "set", node, *option) + " || exit 1" for node in nodes]
+
+    def link_log_line(self, name):
+        """A shell line logging the links' state to ``name`` (read back by :meth:`logged_links`;
+        a site hook's ``show`` is logged as it prints, unchecked)."""
+        part = self.current_partition
+        self.keep_files = self.keep_files + [name]
+        if part.extras.get("link_hook"):
+            return f"{link_command(part, 'show')} > {shlex.quote(name)} 2>&1 || true"
+        return f"{link_command(part, 'show', '--json')} > {shlex.quote(name)} 2>> links.err || true"
+
+    def logged_links(self, name):
+        """``{node: (rate_bps, tc_rate_bps)}`` logged by :meth:`link_log_line` to ``name``; None
+        where a site hook logged it (its format is its own). A missing log is a sanity error."""
+        if self.current_partition.extras.get("link_hook"):
+            return None
+        try:
+            with open(os.path.join(self.stagedir, name)) as fp:
+                state = json.load(fp)
+        except (OSError, ValueError) as err:
+            raise sn.SanityError(f"no link state in {name} (did `crosstalk link show` fail? see links.err): "
+                                 f"{err}") from None
+        return {node: (row.get("rate_bps"), row.get("tc_rate_bps")) for node, row in state.items()}
+
+    def links_were(self, name, nodes, bps, when):
+        """Sanity: ``nodes``' links (the rate set and the switch port's tc rate) were at ``bps``
+        in the log ``name``, taken ``when``; a site hook's log is not checked."""
+        state = self.logged_links(name)
+        for node in nodes if state is not None else ():
+            rate, tc = state.get(node, (None, None))
+            if rate != bps or tc != bps:
+                raise sn.SanityError(f"{node}: link at {format_rate(rate) if rate else '?'} (tc "
+                                     f"{format_rate(tc) if tc else '?'}) {when}, {format_rate(bps)} wanted "
+                                     f"(changed by another job?): see {name}")
+        return True
+
     @run_before("run")
     def apply_link_changes(self):
         changes = getattr(self, "_link_changes", [])
@@ -55,9 +102,7 @@ class LinkControl(rfm.RegressionTestPlugin):
         if lock and not part.extras.get("link_hook"):
             commands += [f"exec 9>>{shlex.quote(lock)}", "flock 9"]
         commands += [f"trap {shlex.quote(restore)} EXIT"]
-        # A link that cannot be set must stop the job: the measurement would be of the wrong fabric.
         commands += [link_command(part, "set", *change) + " || exit 1" for change in changes]
-        show = link_command(part, "show")
-        # First in the job, before any load starts; the state is logged before and after the step.
-        self.prerun_cmds = commands + [f"{show} >&2 || true"] + self.prerun_cmds
-        self.postrun_cmds += [f"{show} >&2 || true"]
+        # First in the job, before any load starts; the state is logged before and after the job's steps.
+        self.prerun_cmds = commands + [self.link_log_line(LINKS_BEFORE)] + self.prerun_cmds
+        self.postrun_cmds += [self.link_log_line(LINKS_AFTER)]

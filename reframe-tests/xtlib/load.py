@@ -5,13 +5,11 @@ the measurement then did not run under the load it claims.
 With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, without the load and
 then under it, starting and stopping the load every round: a paired comparison inside one job.
 """
-import shlex
-
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import size_main_step, step_command, stop_command
+from xtlib.launch import main_step_line, size_main_step, step_command, stop_command
 from xtlib.records import records
 from xtlib.rounds import values_of
 
@@ -76,24 +74,14 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
             ]
         return lines
 
-    def _main_step(self, out):
-        """The main step's command line (the partition's launcher, as ReFrame writes it), its
-        output to ``out``."""
-        argv = " ".join(shlex.quote(str(w)) for w in [self.executable, *self.executable_opts])
-        # ReFrame copies these to the job only after the run hooks; the launcher reads them.
-        for name in ("num_tasks", "num_tasks_per_node", "num_tasks_per_core", "num_tasks_per_socket",
-                     "num_cpus_per_task"):
-            setattr(self.job, name, getattr(self, name))
-        return f"{self.job.launcher.run_command(self.job)} {argv} > {out} 2> {out}.err"
-
     @run_before("run")
     def wrap_loads(self):
         size_main_step(self)
         if self.alternating:
             for k in range(self.load_rounds - 1):
-                self.prerun_cmds += [self._main_step(self.alone_output(k)), *self._start_lines(f".{k}"),
-                                     self._main_step(self.loaded_output(k)), *self._stop_lines()]
-            self.prerun_cmds += [self._main_step(self.alone_output(self.load_rounds - 1))]
+                self.prerun_cmds += [main_step_line(self, self.alone_output(k)), *self._start_lines(f".{k}"),
+                                     main_step_line(self, self.loaded_output(k)), *self._stop_lines()]
+            self.prerun_cmds += [main_step_line(self, self.alone_output(self.load_rounds - 1))]
             self.keep_files += [out for out in self.step_outputs() if out != self.job.stdout]
         self.prerun_cmds += self._start_lines("")
         self.postrun_cmds += self._stop_lines()

@@ -1,7 +1,8 @@
 """E6 energy for real on the virtual cluster: LAMMPS on two nodes under link width 4X/2X/1X and 1/8.
 
 Three ReFrame sessions (--reruns 2) interleave the link cases in time and medians are compared, so
-a burst of load from other jobs on the shared machine cannot fake or hide the effect. Each case
+a burst of load from other jobs on the shared machine cannot fake or hide the effect; inside each
+narrower link's job every round is measured at the next wider link too (a pair per round). Each case
 checks (sanity) that its links were at the asked rate before and after the step; a case whose links
 another job changed meanwhile fails and is retried (--max-retries).
 """
@@ -21,6 +22,7 @@ from crosstalk.specs import load_spec
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
+WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,27 @@ def test_cases_complete_and_cpufreq_skipped_with_reason(energy_run):
     assert len(skipped) == 4 * 3 and all(_params(c)["cpu_freq"] != "default" for c in skipped)
     at_4x = [c for c in skipped if _params(c)["link"] == "4X"]
     assert at_4x and all("cannot set the CPU frequency" in c["reason"] for c in at_4x)
-    assert {r["metric"] for r in perf} == {"time_s", "energy_j", "edp_w1", "edp_w2", "edp_w3"}
+    own = {"time_s", "energy_j", "edp_w1", "edp_w2", "edp_w3"}
+    for link in FRACTION:
+        # a narrower link's job measures at the next wider link too
+        want = own if link == "4X" else own | {f"{m}_wider" for m in own}
+        assert {r["metric"] for r in perf if _params(r)["link"] == link} == want, link
+
+
+def test_a_narrower_link_job_pairs_each_round_with_the_wider_link(energy_run):
+    perf, *_ = energy_run
+    pairs = {}
+    for r in perf:
+        if r["metric"] in ("time_s", "time_s_wider") and _params(r)["link"] == "1X":
+            pairs.setdefault((r["case"], r["session"], r["round"]), {})[r["metric"]] = r["value"]
+    rounds = int(load_spec("energy").setting("rounds", "quick", 1))
+    # every round of every 1X job has both times: k rounds give k pairs
+    assert len(pairs) >= 2 * rounds and all(len(p) == 2 for p in pairs.values()), pairs
+    # Physics, round by round in one job: half the link rate (1X against 2X) cannot make LAMMPS'
+    # halo exchange faster. At 100 mbit nominal the loop is link-bound (about 2x slower at 1X), so
+    # the median of 6+ paired ratios clears 1 by far more than the host's noise between two steps
+    # seconds apart.
+    assert statistics.median(p["time_s"] / p["time_s_wider"] for p in pairs.values()) > 1, pairs
 
 
 def test_time_at_1x_not_below_4x(energy_run):
@@ -99,15 +121,18 @@ def test_energy_is_modelled_eq_6_2(energy_run):
     for case, session, round_no in by_round:
         rounds.setdefault((case, session), []).append(round_no)
     assert want and all(sorted(r) == want for r in rounds.values()), rounds
+    cpu_w = next(tc["energy_model"]["cpu_w_per_node"] for tc in ran)
     for metrics in by_round.values():
-        energy, time = metrics["energy_j"], metrics["time_s"]["value"]
-        assert "modelled" in energy["unit"] and all("modelled" in metrics[f"edp_w{w}"]["unit"] for w in (1, 2, 3))
-        frac = FRACTION[_params(energy)["link"]]
-        cpu_w = next(tc["energy_model"]["cpu_w_per_node"] for tc in ran)
-        expected = (cpu_w + NETWORK_W_FULL * frac + MEMORY_W) * time * 2
-        assert energy["value"] == pytest.approx(expected, rel=1e-6)
-        for w in (1, 2, 3):
-            assert metrics[f"edp_w{w}"]["value"] == pytest.approx(energy["value"] * time ** w, rel=1e-6)
+        link = _params(metrics["time_s"])["link"]
+        # each step's energy at its own link's fraction: the case's, and the next wider one's
+        for suffix, frac in [("", FRACTION[link])] + ([("_wider", FRACTION[WIDER[link]])] if link in WIDER else []):
+            energy, time = metrics[f"energy_j{suffix}"], metrics[f"time_s{suffix}"]["value"]
+            assert "modelled" in energy["unit"]
+            assert all("modelled" in metrics[f"edp_w{w}{suffix}"]["unit"] for w in (1, 2, 3))
+            expected = (cpu_w + NETWORK_W_FULL * frac + MEMORY_W) * time * 2
+            assert energy["value"] == pytest.approx(expected, rel=1e-6)
+            for w in (1, 2, 3):
+                assert metrics[f"edp_w{w}{suffix}"]["value"] == pytest.approx(energy["value"] * time ** w, rel=1e-6)
 
 
 def test_meter_readings_parsed(repo):

@@ -76,6 +76,24 @@ def test_a_ranking_tolerance_lets_neighbours_tie():
     assert ranking([1.0, 0.99, 2.0], tolerance=0.02)["verdict"] == "reproduced"
 
 
+def test_group_by_makes_groups_only_of_cases_that_measure_the_compared_metrics():
+    # Each narrower link's job also measures at the next wider one (time_s_wider); 4X has no wider
+    # link, so it is no group of the claim rather than a "not run" one.
+    rows = [({"link": link}, metric, s, v * (1 + 0.001 * s)) for s in range(6)
+            for link, pairs in (("4X", {"time_s": 1.0}), ("2X", {"time_s": 2.0, "time_s_wider": 1.0}),
+                                ("1X", {"time_s": 3.95, "time_s_wider": 4.0}))
+            for metric, v in pairs.items()]
+    t, cases = table(rows)
+    test = {"kind": "ratio", "group_by": ["link"], "num": {"metric": "time_s"}, "den": {"metric": "time_s_wider"},
+            "band": [0.98, None]}
+    out = judge_claim(SPEC, claim(test), t, cases)
+    assert [g["group"] for g in out["groups"]] == ["link=1X", "link=2X"]
+    assert out["verdict"] == "reproduced"           # 1X at 0.9875 of 2X: inside the 2 % tolerance
+    rows = [r if r[0]["link"] != "1X" or r[1] != "time_s" else (r[0], r[1], r[2], 3.0) for r in rows]
+    t, cases = table(rows)
+    assert judge_claim(SPEC, claim(test), t, cases)["verdict"] == "contradicted"    # 1X faster than 2X
+
+
 def test_a_linear_loss_fit_recovers_the_slope_with_its_interval():
     """y = 1000 - 14 x with +-1 % noise, x = 0 (injection off: no x rows at all), 100, 200, 300,
     4 samples each: the fitted loss is 14 B/B within 10 %, inside a narrow interval."""
