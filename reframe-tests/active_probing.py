@@ -23,7 +23,6 @@ application running continuously). ``rho`` is MODELLED (crosstalk.models.queuein
 """
 import math
 import os
-import shlex
 import statistics
 
 import reframe as rfm
@@ -38,7 +37,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
 from xtlib.launch import allocate_nodes, mpirun_options, step_command
 from xtlib.linkcontrol import LinkControl
-from xtlib.load import BackgroundLoad
+from xtlib.load import START_TIMEOUT_S, XT_STARTED, BackgroundLoad
 from xtlib.records import all_validations_pass, records, result_value, round_values
 from xtlib.rounds import PairedRounds
 
@@ -51,14 +50,12 @@ STREAM_ALONE_OUT = "victim_stream_alone.out"
 #: An aggressor application runs "forever" (until SIGTERM): LAMMPS steps, xt-stream seconds.
 FOREVER_STEPS = 100_000_000
 FOREVER_S = 3600
-#: How long the job waits for a load to report that it started before giving up (s).
-START_TIMEOUT_S = 60
 #: Runs "$0" "$@" until the stop file exists, then SIGTERMs it and waits (sh -c script).
 STOPPABLE = ('"$0" "$@" > {out} & p=$!; while kill -0 $p 2>/dev/null && [ ! -e {stop} ]; do sleep 0.2; done; '
              'kill -TERM $p 2>/dev/null; wait $p')
 CB_STOP = "compressionb.stop"
 #: What each load prints once it is running (grep -F pattern in its output).
-STARTED = {"compressionb": '"state":"started"', "lammps": "Step", "stream": '"type":"info"'}
+STARTED = {"compressionb": XT_STARTED, "lammps": "Step", "stream": '"type":"info"'}
 
 
 def parse_load(load):
@@ -202,33 +199,22 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
                 "sh", "-c", STOPPABLE.format(out="compressionb.load.out", stop=CB_STOP),
                 os.path.join(bin_dir, "xt-compressionb"), "--partners", partners, "--messages", messages,
                 "--bubble", bubble, "--msg-size", self.setting("cb_msg_size", "40K"), "--duration", FOREVER_S],
-                tasks=ranks, nodes=nodes, warmup_s=warmup)
+                tasks=ranks, nodes=nodes, warmup_s=warmup, started=STARTED["compressionb"])
             metrics.append("cb_injected_bw")
         elif arg == "lammps":
             self.add_load("lammps", ["lmp", *lammps_args(box, FOREVER_STEPS, "none")], tasks=ranks, nodes=nodes,
-                          warmup_s=warmup, reports=False)
+                          warmup_s=warmup, reports=False, started=STARTED["lammps"])
         elif arg == "stream":
             # One STREAM process per node, like the victim's on the first node.
             self.add_load("stream", [
                 os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
-                "--duration", FOREVER_S, "--no-samples"], tasks=nodes, nodes=nodes, warmup_s=warmup, reports=False)
+                "--duration", FOREVER_S, "--no-samples"], tasks=nodes, nodes=nodes, warmup_s=warmup, reports=False,
+                started=STARTED["stream"])
         self.perf_variables = {m: getattr(self, m)() for m in metrics}
         # The figures read the probe distributions (sample records) from the run's output.
         self.keep_files = [IDLE_PROBE, LAMMPS_LOG, STREAM_OUT, LAMMPS_ALONE_LOG, STREAM_ALONE_OUT] + \
             [f"{name}.load.out" for name, *_ in
                                                                  getattr(self, "_loads", [])]
-
-    @run_before("run")
-    def wait_for_load_start(self):
-        """After BackgroundLoad's start lines (parents' hooks run first): wait until the load runs,
-        so a slow launch (seconds on a busy 2-core host) does not eat into the measurement."""
-        for name, *_ in getattr(self, "_loads", []):
-            out = shlex.quote(f"{name}.load.out")
-            pattern = shlex.quote(STARTED[name])
-            self.prerun_cmds += [
-                f"for i in $(seq {START_TIMEOUT_S * 5}); do grep -qF {pattern} {out} && break; sleep 0.2; done",
-                f"grep -qF {pattern} {out} || echo 'load {name} never reported that it started' >> loads.failed",
-            ]
 
     @run_before("run")
     def stop_compressionb_first(self):

@@ -22,7 +22,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.launch import allocate_nodes, mpirun_options
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
-from xtlib.load import BackgroundLoad
+from xtlib.load import XT_STARTED, BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
 from xtlib.rounds import PairedRounds
 
@@ -335,7 +335,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
             allocate_nodes(self, nodes)
             argv = [os.path.join(self.bench.bin_dir, "xt-inject"), "--target", 0, "--rate", 0,
                     "--msg-size", self.setting("load_msg_size", "4K"), "--duration", 3600]
-            self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s", 1))
+            self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s", 1),
+                          started=XT_STARTED)
         elif self.hosts > 1:
             allocate_nodes(self, self.hosts)  # same allocation in both conditions
         if self.victim_load == "off":

@@ -7,7 +7,7 @@ import os
 from reframe.core.builtins import variable
 
 from xtlib.launch import ShellVar, allocate_nodes
-from xtlib.load import BackgroundLoad
+from xtlib.load import XT_STARTED, BackgroundLoad
 from xtlib.records import result_value
 
 
@@ -42,7 +42,7 @@ class Injection(BackgroundLoad):
         # Rank 0 (the window) shares the first node with the measurement; the origin is next door.
         nodes = 2 if multinode else 1
         allocate_nodes(self, nodes)
-        self.add_load("inject", argv, tasks=2, nodes=nodes, warmup_s=warmup_s)
+        self.add_load("inject", argv, tasks=2, nodes=nodes, warmup_s=warmup_s, started=XT_STARTED)
         self.load_instrument = "xt-inject"
 
     def injected_rate(self):

@@ -5,6 +5,8 @@ the measurement then did not run under the load it claims.
 With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, without the load and
 then under it, starting and stopping the load every round: a paired comparison inside one job.
 """
+import shlex
+
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
@@ -13,15 +15,23 @@ from xtlib.launch import main_step_line, size_main_step, step_command, stop_comm
 from xtlib.records import records
 from xtlib.rounds import values_of
 
+#: The longest a load may take to report that it started (a launch on a busy host).
+START_TIMEOUT_S = 60
+#: What crosstalk's loads (xt-inject, xt-compressionb) print once they run.
+XT_STARTED = '"state":"started"'
+
 
 class BackgroundLoad(rfm.RegressionTestPlugin):
-    def add_load(self, name, argv, tasks, nodes=1, warmup_s=1.0, relative_node=0, reports=True):
+    def add_load(self, name, argv, tasks, nodes=1, warmup_s=1.0, relative_node=0, reports=True, started=None):
         """Run ``argv`` in the background for the whole measured step. ``reports``: the load
-        prints crosstalk JSON lines whose ``result`` records sanity requires."""
+        prints crosstalk JSON lines whose ``result`` records sanity requires. ``started``: text the
+        load prints once it runs; the job waits for it (at most START_TIMEOUT_S), then ``warmup_s``
+        more. Without it the job waits ``warmup_s`` from the launch, which a slow launch (seconds on
+        a busy 2-core host) can eat into."""
         if not hasattr(self, "_loads"):
             self._loads = []
         self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node,
-                                               step_name=f"xtload-{name}"), warmup_s, reports))
+                                               step_name=f"xtload-{name}"), warmup_s, reports, started))
 
     def alternate_with_load(self, rounds):
         """Measure in ``rounds`` rounds, each the measured step without the load and then under it
@@ -55,10 +65,16 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     def _start_lines(self, out):
         lines = []
-        for name, command, warmup, _ in getattr(self, "_loads", []):
+        for name, command, warmup, _, started in getattr(self, "_loads", []):
+            output = f"{name}.load{out}.out"
+            lines += [f"{command} > {output} 2> {name}.load{out}.err &", f"{name}_pid=$!"]
+            if started:
+                pattern = shlex.quote(started)
+                lines += [f"for i in $(seq {START_TIMEOUT_S * 20}); do grep -qF {pattern} {output} && break; "
+                          f"kill -0 ${name}_pid 2>/dev/null || break; sleep 0.05; done",
+                          f"grep -qF {pattern} {output} || echo 'load {name} never reported that it started' "
+                          f">> loads.failed"]
             lines += [
-                f"{command} > {name}.load{out}.out 2> {name}.load{out}.err &",
-                f"{name}_pid=$!",
                 f"sleep {float(warmup)}",
                 # The load must still be running when the measurement starts.
                 f"kill -0 ${name}_pid || echo 'load {name} exited before the measurement' >> loads.failed",
@@ -97,7 +113,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         if os.path.exists(failed):
             with open(failed) as fp:
                 raise sn.SanityError(fp.read().strip().replace("\n", "; "))
-        for name, _, _, reports in getattr(self, "_loads", []):
+        for name, _, _, reports, _ in getattr(self, "_loads", []):
             if reports and not records(os.path.join(self.stagedir, f"{name}.load.out"), "result").evaluate():
                 raise sn.SanityError(f"load {name} reported no result (see {name}.load.err)")
         return True
