@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
+from crosstalk.ingest import attempt_reports
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 
 EXPERIMENT = "active-probing"
@@ -60,19 +61,27 @@ def medians(wide, metric):
 
 @lru_cache(maxsize=None)
 def _report_dirs(run_dir):
-    """{(case name, partition): output directory} from a run's report.json."""
+    """{(case name, partition, environment): [output directories]} of the cases that passed, from
+    every attempt's report.json (a resumed run's and a second stage's too). A case skipped under
+    one environment has an empty directory of its own: keyed by environment, it never hides the
+    one that ran."""
     found = {}
-    try:
-        report = json.loads((Path(run_dir) / "report.json").read_text())
-    except (OSError, ValueError):
-        return found
-    for attempt in report.get("runs", []):
-        for case in attempt.get("testcases", []):
-            out = Path(case.get("outputdir") or "")
-            if not out.is_dir():   # results copied from elsewhere: same layout under this run
-                out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
-                       str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
-            found[(case.get("name"), case.get("partition"))] = out
+    for path, _ in attempt_reports(run_dir):
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for attempt in report.get("runs", []):
+            for case in attempt.get("testcases", []):
+                if case.get("result") != "pass":
+                    continue
+                out = Path(case.get("outputdir") or "")
+                if not out.is_dir():   # results copied from elsewhere: same layout under this run
+                    out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
+                           str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
+                dirs = found.setdefault((case.get("name"), case.get("partition"), case.get("environ")), [])
+                if out not in dirs:
+                    dirs.append(out)
     return found
 
 
@@ -91,7 +100,7 @@ def _read_half_rtts(path):
 
 
 #: The columns naming one job of a run: its probe samples are in that job's output.
-RUN_CASE = ("origin", "system", "run_id", "case", "partition")
+RUN_CASE = ("origin", "system", "run_id", "case", "partition", "environ")
 
 
 def probe_samples(wide, target, load, which="rfm_job.out"):
@@ -99,9 +108,8 @@ def probe_samples(wide, target, load, which="rfm_job.out"):
     (``which``: the loaded probe, or ``idle_probe.out`` for the same jobs' idle-fabric runs)."""
     jobs = wide.loc[(wide["target"] == target) & (wide["load"] == load), list(RUN_CASE)].drop_duplicates()
     values = []
-    for origin, system, run_id, case, partition in jobs.itertuples(index=False, name=None):
-        out = _report_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition))
-        if out is not None:
+    for origin, system, run_id, case, partition, environ in jobs.itertuples(index=False, name=None):
+        for out in _report_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition, environ), []):
             values += _read_half_rtts(out / which)
     return np.asarray(values, dtype=float)
 
@@ -325,7 +333,7 @@ def predictions(wide, target):
     idle = pooled_rho(wide, target, load_order(wide[wide["target"] == target]["load"]))[1]
     missing = []
     if len(training) < 2:
-        missing.append(f"{len(training)} CompressionB configurations with probe samples (need >= 2)")
+        missing.append(f"probe samples under 2 or more CompressionB configurations ({len(training)} have them)")
     if not apps or any(x.size == 0 for x in impacts.values()):
         missing.append("probe samples under every application")
     if idle.size == 0:
