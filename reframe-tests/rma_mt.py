@@ -1,21 +1,40 @@
-"""E3 RMA-MT: multithreaded MPI one-sided sweep (spec: experiments/rma-mt.yaml)."""
+"""E3 RMA-MT: multithreaded MPI one-sided sweep (spec: experiments/rma-mt.yaml).
+
+A case of more than one thread measures one thread too, in turn in the same process and round by
+round (``xt-rmamt --threads 1,T --rounds K``): Fig 2.6's growth with threads is then a paired
+comparison inside one job (``latency`` against ``latency_one_thread``)."""
 import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
+from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function
 
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.launch import mpirun_options
-from xtlib.records import all_validations_pass, records
+from xtlib.records import all_validations_pass, records, round_values
+from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("rma-mt")
+#: Per-case values: (metric, stat, the size it is read at, unit).
+VALUES = {"bandwidth": ("avg", max, "MiB/s"), "message_rate": ("avg", min, "msgs/s"), "latency": ("median", min, "us")}
+#: Measured at one thread too in a case of more (the claims' baseline).
+ONE_THREAD = ("bandwidth", "latency")
+
+
+@sn.deferrable
+def per_round(path, metric, stat, pick, rounds, threads):
+    """``metric``/``stat`` of each round at ``threads`` threads, at the size ``pick`` (min or max)
+    chooses among those measured."""
+    sizes = [r["size"] for r in records(path, "result", metric=metric, stat=stat, threads=threads).evaluate()]
+    if not sizes:
+        raise sn.SanityError(f"{path}: no {metric} result at {threads} thread(s)")
+    return round_values(path, metric, stat, rounds, size=pick(sizes), threads=threads).evaluate()
 
 
 @rfm.simple_test
-class RmaMt(XtExperiment, rfm.RunOnlyRegressionTest):
+class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
     spec_name = "rma-mt"
     op = parameter(SPEC.parameter("op"))
     sync = parameter(SPEC.parameter("sync"))
@@ -34,37 +53,36 @@ class RmaMt(XtExperiment, rfm.RunOnlyRegressionTest):
         if self.current_partition.extras.get("nodes", 1) < 2:
             self.num_tasks_per_node = 2   # one node: origin and target share it
         self.executable = os.path.join(self.bench.bin_dir, "xt-rmamt")
+        self.rounds = int(self.setting("rounds", 1))
+        counts = [1, self.threads] if self.threads > 1 else [1]
         self.executable_opts = [
-            "--op", self.op, "--sync", self.sync, "--threads", str(self.threads), "--mode", "both",
+            "--op", self.op, "--sync", self.sync, "--threads", ",".join(map(str, counts)), "--mode", "both",
+            "--rounds", str(self.rounds),
             "--min-size", str(self.setting("min_size", 8)), "--max-size", str(self.setting("max_size", "64K")),
             "--iterations", str(self.setting("iterations", 20)), "--timeout", str(self.setting("timeout_s", 60))]
+        if self.setting("ends_only", False):
+            self.executable_opts.append("--ends-only")     # the sizes the claims and figures read
         self.env_vars.update(self.current_partition.extras.get("rma_mt_env", {}))
         if self.current_partition.launcher_type.registered_name == "mpirun":
             # Open MPI forwards only OMPI_* to remote ranks; UCX settings must be exported by name.
             self.job.launcher.options = mpirun_options(
                 self, export=[name for name in self.env_vars if name.startswith("UCX_")])
 
-    def _result(self, metric, stat, size):
-        found = records(self.stdout, "result", metric=metric, stat=stat, size=size)
-        return sn.getitem(sn.getitem(found, 0), "value")
-
     @sanity_function
     def checksums_match(self):
         # A timeout or a checksum mismatch is a failed run (recorded, with the kernel's reason).
         return all_validations_pass(self.stdout)
 
-    def _sizes(self):
-        sizes = [r["size"] for r in records(self.stdout, "result", metric="bandwidth").evaluate()]
-        return min(sizes), max(sizes)
-
-    @performance_function("MiB/s")
-    def bandwidth(self):
-        return self._result("bandwidth", "avg", self._sizes()[1])
-
-    @performance_function("msgs/s")
-    def message_rate(self):
-        return self._result("message_rate", "avg", self._sizes()[0])
-
-    @performance_function("us")
-    def latency(self):
-        return self._result("latency", "median", self._sizes()[0])
+    @run_before("performance")
+    def set_perf_variables(self):
+        """Each value at the case's threads (and the one-thread baseline where it has more), the
+        median over its rounds; every round's value goes to PairedRounds."""
+        self.perf_variables = {}
+        counts = [("", self.threads)] + ([("_one_thread", 1)] if self.threads > 1 else [])
+        for metric, (stat, pick, unit) in VALUES.items():
+            for suffix, threads in counts:
+                if suffix and metric not in ONE_THREAD:
+                    continue
+                values = per_round(self.stdout, metric, stat, pick, self.rounds, threads)
+                self.perf_variables[metric + suffix] = sn.make_performance_function(
+                    self.over_rounds(metric + suffix, values), unit)

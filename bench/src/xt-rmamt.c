@@ -18,6 +18,8 @@
  * mismatch makes the exit status 1. A watchdog thread on rank 0 turns a hang into data: after
  * --timeout seconds it writes a failed `validation` record (detail "timeout") and calls
  * MPI_Abort (exit status 3), since hangs are known results of some MPI/sync combinations.
+ * --rounds K sweeps the thread list K times over in one process (threads 1,2: 1 2 1 2 ...), its
+ * records tagged with "round": each round pairs the thread counts seconds apart.
  *
  * MPI environment (Open MPI 4.1.4, Debian): osc/pt2pt refuses MPI_THREAD_MULTIPLE and Debian
  * disables osc/ucx and pml/ucx by default, so use UCX:
@@ -52,7 +54,7 @@ static const char *const op_names[] = {"put", "get", NULL};
 static const char *const sync_names[] = {"fence", "pscw", "lock", "lock_all", "flush", NULL};
 
 static struct {
-    int op, sync, bw, lat, table;
+    int op, sync, bw, lat, table, rounds, ends_only;
     long long threads[MAX_THREADS];
     int nthreads;
     size_t min_size, max_size;
@@ -60,7 +62,9 @@ static struct {
     double timeout;
     uint64_t seed;
 } cfg = {.op = OP_PUT, .sync = SYNC_LOCK_ALL, .bw = 1, .min_size = 1, .max_size = 1 << 20,
-         .iterations = 100, .timeout = 120, .seed = 1, .nthreads = 1, .threads = {1}};
+         .iterations = 100, .timeout = 120, .seed = 1, .nthreads = 1, .threads = {1}, .rounds = 1};
+/* The round being measured, tagged on records when --rounds > 1 (-1: untagged). */
+static int round_now = -1;
 
 /* Shared between the origin's main thread and its workers. */
 static struct {
@@ -92,6 +96,9 @@ static void usage(void)
            "  --timeout S           abort with a failed validation record after S seconds,\n"
            "                        0 = never (default 120)\n"
            "  --seed N              seed of the data pattern used for checksums (default 1)\n"
+           "  --ends-only           measure --min-size and --max-size only, not the sizes between\n"
+           "  --rounds K            sweep the thread list K times (records carry \"round\")\n"
+           "                        (default 1)\n"
            "  --table               human-readable table on stderr\n"
            "  --help                this text\n"
            "Needs MPI_THREAD_MULTIPLE. Exit status: 0 ok, 1 checksum mismatch, 2 bad arguments,\n"
@@ -128,6 +135,7 @@ static void parse_args(int argc, char **argv)
         {"max-size", required_argument, 0, 'x'},   {"iterations", required_argument, 0, 'i'},
         {"mode", required_argument, 0, 'm'},       {"timeout", required_argument, 0, 'T'},
         {"seed", required_argument, 0, 'S'},       {"table", no_argument, 0, 'b'},
+        {"rounds", required_argument, 0, 'r'},     {"ends-only", no_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
     };
     static const char *const modes[] = {"bw", "lat", "both", NULL};
@@ -157,6 +165,8 @@ static void parse_args(int argc, char **argv)
         case 'T': cfg.timeout = xt_parse_double("--timeout", optarg, 0, 1e7); break;
         case 'S': cfg.seed = (uint64_t)xt_parse_int("--seed", optarg, 0, INT64_MAX); break;
         case 'b': cfg.table = 1; break;
+        case 'e': cfg.ends_only = 1; break;
+        case 'r': cfg.rounds = (int)xt_parse_int("--rounds", optarg, 1, 1000); break;
         case 'h': usage(); exit(0);
         default:
             xt_die_bad_option(argv);
@@ -338,6 +348,8 @@ static void emit_result(const char *metric, double value, const char *unit, cons
     xt_json_int(j, "bytes_all_threads", (long long)size * threads);
     xt_json_int(j, "iterations", cfg.iterations);
     xt_json_int(j, "seed", (long long)cfg.seed);
+    if (round_now >= 0)
+        xt_json_int(j, "round", round_now);
     xt_json_emit(j);
     pthread_mutex_unlock(&out_lock);
 }
@@ -354,6 +366,8 @@ static void emit_validation(int passed, const char *detail, const char *mode, lo
     xt_json_str(j, "sync", sync_names[cfg.sync]);
     xt_json_int(j, "threads", threads);
     xt_json_int(j, "size", (long long)size);
+    if (round_now >= 0)
+        xt_json_int(j, "round", round_now);
     xt_json_emit(j);
     pthread_mutex_unlock(&out_lock);
 }
@@ -510,13 +524,15 @@ int main(int argc, char **argv)
 
     int failures = 0;
     char detail[256];
-    for (int k = 0; k < cfg.nthreads; k++) {
-        int threads = (int)cfg.threads[k];
+    for (int step = 0; step < cfg.rounds * cfg.nthreads; step++) {
+        int k = step % cfg.nthreads, threads = (int)cfg.threads[k];
+        round_now = cfg.rounds > 1 ? step / cfg.nthreads : -1;
         if (rank == 0 && cfg.table)
             fprintf(stderr, "# %s %s, %d thread(s)\n%10s %10s %16s %16s %14s\n",
                     op_names[cfg.op], sync_names[cfg.sync], threads, "BpT", "BxT",
                     "Bandwidth(MiB/s)", "Msg_rate(/s)", "Latency(us)");
-        for (size_t size = cfg.min_size; size <= cfg.max_size; size *= 2) {
+        for (size_t size = cfg.min_size; size <= cfg.max_size;
+             size = cfg.ends_only && size < cfg.max_size ? cfg.max_size : size * 2) {
             double bw = 0, rate = 0;
             xt_stats lat = {0};
             for (int lat_mode = 0; lat_mode < 2; lat_mode++) {

@@ -93,7 +93,8 @@ def _groups(test, rows):
     by = test.get("group_by", [])
     if not by:
         return [base]
-    rows = matching(rows, base)
+    # "@max" is resolved per operand when judged: here it narrows nothing
+    rows = matching(rows, {k: v for k, v in base.items() if not str(v).startswith("@")})
 
     def combos(part):
         return {tuple(str(p.get(k)) for k in by) for p in distinct_params(part).values() if all(k in p for k in by)}

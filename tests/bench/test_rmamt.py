@@ -83,6 +83,8 @@ def test_help_and_bad_arguments(bench_bin, mpi_env):
         (["--mode", "fast"], "--mode"),
         (["--timeout", "-1"], "--timeout"),
         (["--seed", "x"], "--seed"),
+        (["--rounds", "0"], "--rounds"),
+        (["--ends-only=yes"], "--ends-only"),
         (["--bogus"], "--bogus"),
     ]:
         res = run([str(bench_bin / KERNEL), *args], mpi_env)
@@ -112,6 +114,25 @@ def test_checksums_pass_asan(bench_asan_bin, rma_env, op, sync):
               rma_env)
     assert res.returncode == 0, res.stderr
     check_sweep(json_lines(res.stdout), op, sync)
+
+
+def test_rounds_sweep_the_thread_list_in_turn_at_the_end_sizes(bench_bin, rma_env):
+    """--rounds 3 with --threads 1,2: 1 2 1 2 1 2 in one process, every record tagged with its
+    round; --ends-only measures the smallest and largest sizes only."""
+    res = run(mpirun_cmd(2, bench_bin / KERNEL, "--threads", "1,2", "--rounds", "3", "--ends-only",
+                         "--min-size", "8", "--max-size", "4K", "--iterations", "5", "--mode", "both"), rma_env)
+    assert res.returncode == 0, res.stderr
+    records = [r for r in json_lines(res.stdout) if r["type"] in ("result", "validation")]
+    assert all(r["passed"] for r in records if r["type"] == "validation")
+    order = []
+    for r in records:
+        if r["type"] == "result" and r["metric"] == "latency" and r["stat"] == "median":
+            order.append((r["round"], r["threads"], r["size"]))
+    assert order == [(k, t, s) for k in range(3) for t in (1, 2) for s in (8, 4096)]
+    # one round untags: the records of a single sweep carry no round
+    res = run(mpirun_cmd(2, bench_bin / KERNEL, "--ends-only", "--min-size", "8", "--max-size", "8",
+                         "--iterations", "5", "--mode", "lat"), rma_env)
+    assert res.returncode == 0 and not any("round" in r for r in json_lines(res.stdout))
 
 
 def test_table_on_stderr(bench_bin, rma_env):

@@ -214,6 +214,25 @@ def test_environ_groups_a_claim_per_mpi_implementation():
                                                                  "environ=ompi": "contradicted"}
 
 
+def test_a_claim_selecting_max_threads_is_still_judged_per_group():
+    """``select: {threads: '@max'}`` beside group_by: each MPI is its own group (the selection is
+    resolved per operand, it narrows no group away), and the @max-thread job's one-thread baseline
+    (measured in the same job) pairs round by round."""
+    grows = {"mpich": 1.5, "ompi": 0.8}
+    perf = pd.DataFrame([{"experiment": "stream", "metric": metric, "params": json.dumps({"threads": 2}),
+                          "value": (grows[env] if metric == "latency" else 1.0) * (10 + r), "unit": "us",
+                          "run_id": "r", "partition": "p", "environ": env, "repeat": 0, "sample": 0,
+                          "round": r, "case": "c 2"}
+                         for env in grows for metric in ("latency", "latency_one_thread") for r in range(6)])
+    from crosstalk.claims.operands import with_environ
+    cases = with_environ(perf[["experiment", "params", "environ"]].drop_duplicates()).assign(result="pass", reason=None)
+    test = {"kind": "direction", "group_by": ["environ"], "select": {"threads": "@max"}, "expect": "greater",
+            "a": {"metric": "latency"}, "b": {"metric": "latency_one_thread"}}
+    out = judge_claim(SPEC, claim(test), Table(perf), cases)
+    assert {g["group"]: (g["verdict"], g["n"]) for g in out["groups"]} == {
+        "environ=mpich": ("reproduced", 6), "environ=ompi": ("contradicted", 6)}
+
+
 def test_a_not_run_reason_comes_from_an_environment_the_experiment_ran_in():
     """The frequency cases were skipped for want of cpufreq under Open MPI, and the whole
     experiment under MPICH (first environment only): the claim says the first."""
