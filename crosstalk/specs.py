@@ -56,8 +56,13 @@ class Spec:
                              "missing")
         return list(params[name])
 
-    def setting(self, name, profile=None, default=None):
-        return self.profile(profile).get("settings", {}).get(name, default)
+    def setting(self, name, profile=None):
+        """A setting's value in a profile, or its declared default (the spec's ``settings``
+        declares every setting its test reads: a name it does not declare is a programming error)."""
+        declared = self.data.get("settings", {})
+        if name not in declared:
+            raise KeyError(f"{self.path}: setting {name!r} is not declared in the spec's settings")
+        return self.profile(profile).get("settings", {}).get(name, declared[name].get("default"))
 
     def environments(self, profile=None):
         """(``all`` or ``first``, why): the programming environments (MPIs) of a partition this
@@ -116,6 +121,32 @@ def _check_words(path, data):
                              f"table in {BIBLIOGRAPHY_PATH.parent}")
 
 
+def _check_settings(path, data):
+    """Every profile sets declared settings only, each of its declared type, and every setting
+    without a default (InputError otherwise): a misspelt key never falls back to a hidden default."""
+    declared = data.get("settings", {})
+    for name, decl in declared.items():
+        if "default" in decl:
+            _check_setting_type(path, f"settings.{name}.default", decl, decl["default"])
+    for profile in PROFILES:
+        where = f"profiles.{profile}.settings"
+        given = data["profiles"][profile].get("settings", {})
+        for name, value in given.items():
+            if name not in declared:
+                raise InputError(path, f"{where}.{name}",
+                                 f"unknown setting (declared: {', '.join(declared) or 'none'})")
+            _check_setting_type(path, f"{where}.{name}", declared[name], value)
+        missing = [name for name, decl in declared.items() if "default" not in decl and name not in given]
+        if missing:
+            raise InputError(path, where, f"{missing[0]!r} has no default: set it here")
+
+
+def _check_setting_type(path, where, decl, value):
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator({"type": decl["type"]}).iter_errors(value))
+    if error is not None:
+        raise InputError(path, where, f"{value!r} is not of the declared type {decl['type']}")
+
+
 def _field(error):
     path = ".".join(str(p) for p in error.absolute_path)
     return path or "(top level)"
@@ -148,6 +179,7 @@ def load_spec_file(path):
         err = jsonschema.exceptions.best_match(errors)
         raise InputError(path, _field(err), err.message)
     _check_words(path, data)
+    _check_settings(path, data)
     for name, profile in data["profiles"].items():
         cases = math.prod(len(v) for v in profile["parameters"].values()) * profile.get("repeats", 1)
         if cases > MAX_CASES:

@@ -133,7 +133,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         return installed_app(self, "lmp")[0] is not None
 
     def _layout(self):
-        ranks = int(self.setting("ranks", 4))
+        ranks = int(self.setting("ranks"))
         nodes = max(1, min(ranks, int(self.current_partition.extras.get("nodes", 1))))
         return ranks, nodes
 
@@ -155,8 +155,8 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
             self.shape_links([f"n{i}" for i in range(1, nodes + 1)], width=width)
 
         # 1. The idle-fabric probe, then (BackgroundLoad) the load; 3. ImpactB as the main step.
-        probe = [os.path.join(bin_dir, "xt-impactb"), "--interval", self.setting("probe_interval_ms", 5),
-                 "--count", self.setting("probe_count", 200), "--msg-size", self.setting("probe_msg_size", "1K")]
+        probe = [os.path.join(bin_dir, "xt-impactb"), "--interval", self.setting("probe_interval_ms"),
+                 "--count", self.setting("probe_count"), "--msg-size", self.setting("probe_msg_size")]
         self.prerun_cmds += [f"{step_command(self, probe, ranks, nodes)} > {IDLE_PROBE} 2> idle_probe.err"]
         self.executable = probe[0]
         self.executable_opts = [str(w) for w in probe[1:]]
@@ -166,7 +166,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
             self.job.launcher.options = mpirun_options(self)
 
         # 3. Victims under the load, one after the other (before the load is stopped).
-        box, steps = self.setting("lammps_box", 16), self.setting("lammps_steps", 100)
+        box, steps = self.setting("lammps_box"), self.setting("lammps_steps")
         metrics = ["probe_avg", "probe_median", "probe_p99", "probe_var", "idle_probe_avg", "idle_probe_median",
                    "rho"]
         #    Each victim also runs alone right after the idle probe (before the load starts).
@@ -178,7 +178,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
             self.postrun_cmds += [f"{lmp(LAMMPS_LOG)} > victim_lammps.err 2>&1"]
             metrics += ["lammps_time", "lammps_time_alone"]
         stream = step_command(self, [os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size",
-                                     self.setting("stream_size", "64M"), "--ntimes", self.setting("stream_ntimes", 10),
+                                     self.setting("stream_size"), "--ntimes", self.setting("stream_ntimes"),
                                      "--no-samples", "--rounds", self.rounds], 1, 1)
         self.env_vars["OMP_NUM_THREADS"] = "1"
         self.prerun_cmds += [f"{stream} > {STREAM_ALONE_OUT} 2> victim_stream_alone.err"]
@@ -186,7 +186,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         metrics += ["stream_time", "stream_time_alone"]
 
         # 2. The load.
-        warmup = float(self.setting("warmup_s", 0.5))
+        warmup = float(self.setting("warmup_s"))
         if kind == "compressionb":
             partners, messages, bubble = arg
             self.prerun_cmds += [f"rm -f {CB_STOP}"]
@@ -198,7 +198,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
             self.add_load("compressionb", [
                 "sh", "-c", STOPPABLE.format(out="compressionb.load.out", stop=CB_STOP),
                 os.path.join(bin_dir, "xt-compressionb"), "--partners", partners, "--messages", messages,
-                "--bubble", bubble, "--msg-size", self.setting("cb_msg_size", "40K"), "--duration", FOREVER_S],
+                "--bubble", bubble, "--msg-size", self.setting("cb_msg_size"), "--duration", FOREVER_S],
                 tasks=ranks, nodes=nodes, warmup_s=warmup, started=STARTED["compressionb"])
             metrics.append("cb_injected_bw")
         elif arg == "lammps":
@@ -207,7 +207,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         elif arg == "stream":
             # One STREAM process per node, like the victim's on the first node.
             self.add_load("stream", [
-                os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size", "64M"),
+                os.path.join(bin_dir, "xt-stream"), "--threads", 1, "--size", self.setting("stream_size"),
                 "--duration", FOREVER_S, "--no-samples"], tasks=nodes, nodes=nodes, warmup_s=warmup, reports=False,
                 started=STARTED["stream"])
         self.perf_variables = {m: getattr(self, m)() for m in metrics}

@@ -48,7 +48,8 @@ class Shaped(LinkControl):
         bps = getattr(self, "shaped_bps", None)
         if not bps:
             return True
-        return self.links_were(LINKS_AFTER, self.shaped_nodes, bps, "at the end of the job (restored by another run?)")
+        return self.links_were(LINKS_AFTER, self.shaped_nodes, "at the end of the job (restored by another run?)",
+                               bps=bps)
 
 
 class CanaryMetrics(rfm.RegressionTestPlugin):
@@ -136,17 +137,17 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
         kinds = list(CONGESTORS) if self.congestors == "all" else [self.congestors]
         ppn = self.pport_value()
         per_host = 1
-        fraction = float(self.setting("canary_fraction", 0.2))
+        fraction = float(self.setting("canary_fraction"))
         if self.hosts == 1:
             self.layout = "one-host"
-            gnodes = int(self.setting("local_nodes", 4))
+            gnodes = int(self.setting("local_nodes"))
         elif self.link_control and not self.topology.startswith("star"):
             self.layout = "fabric"           # one GPCNeT node per host; switch links are shared
             gnodes = self.hosts
-            fraction = float(self.setting("canary_fraction_fabric", fraction))
+            fraction = float(self.setting("canary_fraction_fabric"))
         elif self.link_control:
             self.layout = "shared-links"
-            per_host = int(self.setting("endpoints_per_node", 2))
+            per_host = int(self.setting("endpoints_per_node"))
             gnodes = self.hosts * per_host
         else:
             self.layout = "nodes"
@@ -162,7 +163,7 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
             self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > cores,
                          f"{self.num_tasks_per_node} ranks per host > {cores} "
                          f"cores: Slurm would not place them")
-        seed = int(self.setting("seed", 1))
+        seed = int(self.setting("seed"))
         if self.layout in ("shared-links", "fabric"):
             # The spec's seed, or the next one whose congestors fill a link the canaries' traffic
             # crosses the same way (a canary host's link on a star; a global link or an
@@ -184,9 +185,9 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
                 self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
         self.executable_opts = [
-            "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s", 10)),
-            "--bw-iterations", str(self.setting("bw_iterations", 8)), "--rounds", str(self.rounds),
-            "--congestor-iterations", str(self.setting("congestor_iterations", 512)),
+            "--congestors", ",".join(kinds), "--time-limit", str(self.setting("time_limit_s")),
+            "--bw-iterations", str(self.setting("bw_iterations")), "--rounds", str(self.rounds),
+            "--congestor-iterations", str(self.setting("congestor_iterations")),
             "--canary-fraction", str(fraction), "--seed", str(seed), "--ppn", str(ppn)]
         if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
@@ -205,7 +206,7 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
     @property
     def rounds(self):
         """Isolated-then-congested rounds in the job (1: GPCNeT's single pass)."""
-        return int(self.setting("rounds", 1))
+        return int(self.setting("rounds"))
 
     def canary_value(self, prefix, phase, stat):
         name, metric = CANARIES[prefix]     # xt-congestion names a canary's values by their kind
@@ -310,8 +311,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
         _, why = installed_app(self, "lmp")
         self.skip_if(why is not None, f"LAMMPS: {why}")
         if self.victim_load == "incast":
-            self.alternate_with_load(self.setting("victim_rounds", 1))
-        ranks = int(self.setting("victim_ranks", 2))
+            self.alternate_with_load(self.setting("victim_rounds"))
+        ranks = int(self.setting("victim_ranks"))
         self.num_tasks = ranks
         if self.hosts > 1:
             self.skip_if(self.hosts < ranks + 1, f"the victim needs {ranks} nodes and the incast one more")
@@ -322,7 +323,7 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
                 self.job.launcher.options = [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"]
         self.sourcesdir = INPUTS
         self.executable = "lmp"
-        self.executable_opts = lammps_args(self.setting("lammps_box", 20), self.setting("lammps_steps", 100),
+        self.executable_opts = lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"),
                                            rounds=self.rounds_in_process("victim_rounds"))
         if self.launcher in ("mpirun", "mpiexec"):
             self.job.launcher.options = mpirun_options(self, "node" if self.hosts > 1 else None)
@@ -334,8 +335,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
             tasks = nodes if self.hosts > 1 else 2
             allocate_nodes(self, nodes)
             argv = [os.path.join(self.bench.bin_dir, "xt-inject"), "--target", 0, "--rate", 0,
-                    "--msg-size", self.setting("load_msg_size", "4K"), "--duration", 3600]
-            self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s", 1),
+                    "--msg-size", self.setting("load_msg_size"), "--duration", 3600]
+            self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s"),
                           started=XT_STARTED)
         elif self.hosts > 1:
             allocate_nodes(self, self.hosts)  # same allocation in both conditions

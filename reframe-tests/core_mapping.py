@@ -35,7 +35,7 @@ class _TwoNodes(XtExperiment, Pinning, rfm.RunOnlyRegressionTest):
 
     def spread(self, ranks):
         """``ranks`` ranks over the spec's node count (one node where that is all there is)."""
-        nodes = min(int(self.setting("nodes", 2)), int(self.current_partition.extras.get("nodes", 1)))
+        nodes = min(int(self.setting("nodes")), int(self.current_partition.extras.get("nodes", 1)))
         self.num_tasks = ranks
         self.num_tasks_per_node = max(1, ranks // nodes)
         allocate_nodes(self, nodes)
@@ -56,8 +56,8 @@ class CoreBandwidth(_TwoNodes):
             self.skip_if(True, f"{self.current_partition.fullname} has one node; the per-core "
                                f"bandwidth needs the two ranks on two nodes")
         self.executable = os.path.join(self.bench.bin_dir, "xt-impactb")
-        self.executable_opts = ["--msg-size", str(self.setting("bw_msg_size", "1M")), "--interval", "0",
-                                "--count", str(self.setting("bw_count", 30)), "--no-samples"]
+        self.executable_opts = ["--msg-size", str(self.setting("bw_msg_size")), "--interval", "0",
+                                "--count", str(self.setting("bw_count")), "--no-samples"]
         self.place("scatter", nodes)
         self.pin_ranks([self.core])     # local rank 0 of each node (its only rank) on core c
 
@@ -70,7 +70,7 @@ class CoreBandwidth(_TwoNodes):
 
     @performance_function("Gbit/s")
     def bandwidth(self):
-        return _bytes(self.setting("bw_msg_size", "1M")) * 8 / (self.half_rtt() * 1e3)
+        return _bytes(self.setting("bw_msg_size")) * 8 / (self.half_rtt() * 1e3)
 
 
 @rfm.simple_test
@@ -85,14 +85,14 @@ class CoreMappingLammps(_TwoNodes):
         self.skip_if(why is not None, f"LAMMPS: {why}")
         placement, _, order = self.mapping.partition("_")
         key = "cores_swapped" if order == "swapped" else "cores_identity"
-        cores = [int(c) for c in str(self.setting(key, "0,1")).split(",")]
-        nodes = min(int(self.setting("nodes", 2)), int(self.current_partition.extras.get("nodes", 1)))
+        cores = [int(c) for c in str(self.setting(key)).split(",")]
+        nodes = min(int(self.setting("nodes")), int(self.current_partition.extras.get("nodes", 1)))
         # as many ranks per node as the mapping names cores (one node: fewer ranks in all)
-        per_node = min(int(self.setting("lammps_ranks", 4)) // nodes, len(cores))
+        per_node = min(int(self.setting("lammps_ranks")) // nodes, len(cores))
         self.ranks = per_node * nodes
         nodes = self.spread(self.ranks)
         self.executable = "lmp"
-        self.executable_opts = lammps_args(self.setting("lammps_box", 10), self.setting("lammps_steps", 100),
+        self.executable_opts = lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"),
                                            screen=False)
         self.place(placement, nodes)
         self.pin_ranks(cores[:per_node])

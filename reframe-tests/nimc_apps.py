@@ -44,22 +44,22 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
         self.app_instrument = os.path.basename(exe)
         if self.injection != "off":
             # The application alone, then under injection, in each round of the job.
-            self.alternate_with_load(self.setting("rounds", 1))
-        self.num_tasks = int(self.setting("ranks", 2))
+            self.alternate_with_load(self.setting("rounds"))
+        self.num_tasks = int(self.setting("ranks"))
         self.executable = exe
         if self.app == "lammps":
             self.sourcesdir = INPUTS
-            self.executable_opts = lammps_args(self.setting("lammps_box", 20), self.setting("lammps_steps", 100),
+            self.executable_opts = lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"),
                                                rounds=self.rounds)
         elif self.app_instrument == HPCCG_METHOD:
-            n = str(self.setting("hpccg_n", 40))
+            n = str(self.setting("hpccg_n"))
             self.executable_opts = ["--nx", n, "--ny", n, "--nz", n, "--rounds", str(self.rounds),
-                                    "--max-iter", str(self.setting("hpccg_max_iter", 150))]
+                                    "--max-iter", str(self.setting("hpccg_max_iter"))]
         else:
-            n = str(self.setting("hpccg_n", 40))
+            n = str(self.setting("hpccg_n"))
             self.executable_opts = [n, n, n]
         if self.injection != "off":
-            self.add_injector(self.injection, self.setting("msg_size", "64K"), self.setting("warmup_s", 1),
+            self.add_injector(self.injection, self.setting("msg_size"), self.setting("warmup_s"),
                               self.bench.bin_dir)
         unit = METHOD_UNIT if self.app_instrument == HPCCG_METHOD else "s"
         self.perf_variables = {"time_s": sn.make_performance_function(

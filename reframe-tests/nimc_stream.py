@@ -31,10 +31,10 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
         self.skip_if(threads < 1, f"cannot reserve a core on a {ncores}-core node")
         if self.injection != "off":
             # Triad alone, then under injection, in each round of the job: paired seconds apart.
-            self.alternate_with_load(self.setting("rounds", 1))
+            self.alternate_with_load(self.setting("rounds"))
         self.run_xt_stream(threads)
         if self.injection != "off":
-            self.add_injector(self.injection, self.setting("msg_size", "64K"), self.setting("warmup_s", 1),
+            self.add_injector(self.injection, self.setting("msg_size"), self.setting("warmup_s"),
                               self.bench.bin_dir)
         self.perf_variables = {"triad_bw": self.triad_bw(), "triad_bw_median": self.triad_bw_median()}
         if self.alternating:

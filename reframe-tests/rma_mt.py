@@ -53,14 +53,16 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
         if self.current_partition.extras.get("nodes", 1) < 2:
             self.num_tasks_per_node = 2   # one node: origin and target share it
         self.executable = os.path.join(self.bench.bin_dir, "xt-rmamt")
-        self.rounds = int(self.setting("rounds", 1))
+        self.rounds = int(self.setting("rounds"))
         counts = [1, self.threads] if self.threads > 1 else [1]
         self.executable_opts = [
             "--op", self.op, "--sync", self.sync, "--threads", ",".join(map(str, counts)), "--mode", "both",
             "--rounds", str(self.rounds),
-            "--min-size", str(self.setting("min_size", 8)), "--max-size", str(self.setting("max_size", "64K")),
-            "--iterations", str(self.setting("iterations", 20)), "--timeout", str(self.setting("timeout_s", 60))]
-        if self.setting("ends_only", False):
+            "--min-size", str(self.setting("min_size")), "--max-size", str(self.setting("max_size")),
+            "--iterations", str(self.setting("iterations")),
+            # the timeout is the whole process's: a sweep's, times the sweeps it runs
+            "--timeout", str(float(self.setting("timeout_s")) * len(counts) * self.rounds)]
+        if self.setting("ends_only"):
             self.executable_opts.append("--ends-only")     # the sizes the claims and figures read
         self.env_vars.update(self.current_partition.extras.get("rma_mt_env", {}))
         if self.current_partition.launcher_type.registered_name == "mpirun":

@@ -16,6 +16,7 @@ import pandas as pd
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
 from crosstalk.ingest import attempt_reports
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
+from crosstalk.parsers.kernel import among_lines
 
 EXPERIMENT = "active-probing"
 PREDICTORS = ["AverageLT", "AverageStDevLT", "PDFLT", "QueueModel"]
@@ -86,17 +87,12 @@ def _report_dirs(run_dir):
 
 
 def _read_half_rtts(path):
-    values = []
     try:
-        with open(path) as fp:
-            for line in fp:
-                if line.startswith("{") and '"sample"' in line:
-                    rec = json.loads(line)
-                    if rec.get("metric") == "half_rtt" and rec.get("value") is not None:
-                        values.append(float(rec["value"]))
-    except (OSError, ValueError):
+        text = Path(path).read_text(errors="replace")
+    except OSError:
         return []
-    return values
+    return [float(r["value"]) for r in among_lines(text, "sample", metric="half_rtt")
+            if isinstance(r.get("value"), (int, float))]
 
 
 #: The columns naming one job of a run: its probe samples are in that job's output.

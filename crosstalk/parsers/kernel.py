@@ -62,6 +62,27 @@ def parse(path, text=None):
     return out
 
 
+def among_lines(text, type_=None, **match):
+    """The kernel objects among the lines of a job's output, in order: other lines (a launcher's
+    warnings, a tool's table) are skipped, not errors. Only those of ``type_`` whose keys equal
+    ``match`` (e.g. ``metric="triad"``). The one reader of xt JSON lines in a job's output: the
+    ReFrame tests' sanity and performance (``xtlib.records``) and the analysis read through it."""
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict) or (type_ and obj.get("type") != type_):
+            continue
+        if all(obj.get(k) == v for k, v in match.items()):
+            found.append(obj)
+    return found
+
+
 def results(objects):
     """Only the ``result`` objects (the tidy performance values)."""
     return [o for o in objects if o["type"] == "result"]

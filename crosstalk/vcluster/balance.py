@@ -23,6 +23,7 @@ from pathlib import Path
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
+from crosstalk.parsers.kernel import among_lines
 
 #: Smallest share worth running, and the longest CFS period. Below a few % of a core, throttling
 #: costs more CPU than the work: on a 2-vCPU VM, xt-stream's two Triad iterations took 0.35 s of
@@ -160,11 +161,8 @@ def build_triad(where):
 def triad_of(stdout):
     """Triad (B/s) from xt-stream's JSON lines: STREAM's average (bytes over the mean time), which
     counts a node's throttled time in proportion where a median of a few iterations would not."""
-    for line in stdout.splitlines():
-        if line.startswith("{"):
-            rec = json.loads(line)
-            if rec.get("metric") == "triad" and rec.get("stat") == "avg":
-                return rec["value"] * 1e6
+    for rec in among_lines(stdout, "result", metric="triad", stat="avg"):
+        return rec["value"] * 1e6
     raise CrosstalkError("vcluster: xt-stream printed no average Triad")
 
 

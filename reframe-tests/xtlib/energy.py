@@ -137,11 +137,11 @@ class Energy(rfm.RegressionTestPlugin):
         with open(path) as fp:
             return fp.read()
 
-    def energy_result(self, runtime_s, tag="", bw_fraction=None):
+    def energy_result(self, runtime_s, tag="", bw_fraction=None, slurm=True):
         """``{"energy_j", "source", "unit", "model"}`` of the step that took ``runtime_s``: the
         main step, or the step whose meters were read with ``tag`` (:meth:`meter_lines`) at
-        ``bw_fraction`` of the nominal bandwidth. Slurm's step energy identifies the main step
-        only. Call after the run (e.g. in a run_before('performance') hook)."""
+        ``bw_fraction`` of the nominal bandwidth. Slurm's step energy (``slurm``) identifies the
+        main step only. Call after the run (e.g. in a run_before('performance') hook)."""
         s = dict(self._energy_setup)
         if bw_fraction is not None:
             s["bw_fraction"] = float(bw_fraction)
@@ -151,7 +151,9 @@ class Energy(rfm.RegressionTestPlugin):
                  "network_w_full": s["network_w_full"], "memory_w_per_node": s["memory_w"],
                  "runtime_s": runtime_s, "meter": s.get("meter", "read before and after the step")}
         source, per_host = meter_deltas(self._staged(f"energy.before{tag}"), self._staged(f"energy.after{tag}"))
-        slurm_j = None if tag else sacct_energy(self._staged("energy.sacct"), os.path.basename(str(self.executable)))
+        slurm_j = None
+        if slurm and not tag:
+            slurm_j = sacct_energy(self._staged("energy.sacct"), os.path.basename(str(self.executable)))
         if source == "pm_counters":
             total, e_cpu = sum(per_host.values()), None
             model = {"equation": "metered (whole node)", "nodes": len(per_host), "per_node_j": per_host}
@@ -195,8 +197,9 @@ class Energy(rfm.RegressionTestPlugin):
     def step_energy_variables(self, suffix, steps):
         """The variables of :meth:`energy_perf_variables`, named with ``suffix``, of one step per
         round: ``steps`` lists ``(tag, time_s, bw_fraction)`` (tag "" is the main step), each
-        step's energy its own (:meth:`energy_result`)."""
-        results = [self.energy_result(t, tag, fraction) for tag, t, fraction in steps]
+        step's energy its own (:meth:`energy_result`; Slurm's accounting, which names the main
+        step only, is left out so that every step's energy has the same source)."""
+        results = [self.energy_result(t, tag, fraction, slurm=False) for tag, t, fraction in steps]
         labels = sorted({r["label"] for r in results})
         return self._energy_variables(suffix, [float(t) for _, t, _ in steps], [r["energy_j"] for r in results],
                                       " / ".join(labels))

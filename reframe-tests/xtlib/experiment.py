@@ -34,8 +34,9 @@ class XtExperiment(rfm.RegressionTestPlugin):
     def spec(self):
         return load_spec(self.spec_name)
 
-    def setting(self, name, default=None):
-        return self.spec.setting(name, default=default)
+    def setting(self, name):
+        """The spec's value of a setting it declares (its profile's, or the declared default)."""
+        return self.spec.setting(name)
 
     @run_after("init")
     def apply_spec(self):

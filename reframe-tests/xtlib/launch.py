@@ -137,7 +137,12 @@ def main_step_line(test, out, executable_opts=None):
     ``out`` (and ``out``.err): a job that measures in several steps runs them with this line.
     ``executable_opts`` replaces the test's own (e.g. another log file per step)."""
     opts = test.executable_opts if executable_opts is None else executable_opts
-    argv = " ".join(_quote(w) for w in [test.executable, *opts])
+    argv = [test.executable, *opts]
+    image = container_image(test)
+    if image:       # as a load's step (step_command): the image's program, not the host's
+        binds, _ = container_mpi(test)
+        argv = ["apptainer", "exec", *[f"--bind={b}" for b in binds], image, *argv]
+    argv = " ".join(_quote(w) for w in argv)
     # ReFrame copies these to the job only after the run hooks; the launcher reads them.
     for name in ("num_tasks", "num_tasks_per_node", "num_tasks_per_core", "num_tasks_per_socket",
                  "num_cpus_per_task"):

@@ -65,8 +65,9 @@ class LinkControl(rfm.RegressionTestPlugin):
         return f"{link_command(part, 'show', '--json')} > {shlex.quote(name)} 2>> links.err || true"
 
     def logged_links(self, name):
-        """``{node: (rate_bps, tc_rate_bps)}`` logged by :meth:`link_log_line` to ``name``; None
-        where a site hook logged it (its format is its own). A missing log is a sanity error."""
+        """``{node: {width, rate_bps, tc_rate_bps, ...}}`` logged by :meth:`link_log_line` to
+        ``name``; None where a site hook logged it (its format is its own). A missing log is a
+        sanity error."""
         if self.current_partition.extras.get("link_hook"):
             return None
         try:
@@ -75,17 +76,20 @@ class LinkControl(rfm.RegressionTestPlugin):
         except (OSError, ValueError) as err:
             raise sn.SanityError(f"no link state in {name} (did `crosstalk link show` fail? see links.err): "
                                  f"{err}") from None
-        return {node: (row.get("rate_bps"), row.get("tc_rate_bps")) for node, row in state.items()}
+        return state
 
-    def links_were(self, name, nodes, bps, when):
-        """Sanity: ``nodes``' links (the rate set and the switch port's tc rate) were at ``bps``
-        in the log ``name``, taken ``when``; a site hook's log is not checked."""
+    def links_were(self, name, nodes, when, bps=None, width=None):
+        """Sanity: ``nodes``' links were at ``bps`` (or at the width level ``width``, whatever a
+        node's nominal rate) in the log ``name``, taken ``when``, the switch port's tc rate the
+        same; a site hook's log is not checked."""
         state = self.logged_links(name)
         for node in nodes if state is not None else ():
-            rate, tc = state.get(node, (None, None))
-            if rate != bps or tc != bps:
-                raise sn.SanityError(f"{node}: link at {format_rate(rate) if rate else '?'} (tc "
-                                     f"{format_rate(tc) if tc else '?'}) {when}, {format_rate(bps)} wanted "
+            row = state.get(node, {})
+            rate, tc = row.get("rate_bps"), row.get("tc_rate_bps")
+            wanted = (width if width else format_rate(bps))
+            if rate is None or tc != rate or (row.get("width") != width if width else rate != bps):
+                raise sn.SanityError(f"{node}: link at {row.get('width') or '-'} {format_rate(rate) if rate else '?'} "
+                                     f"(tc {format_rate(tc) if tc else '?'}) {when}, {wanted} wanted "
                                      f"(changed by another job?): see {name}")
         return True
 

@@ -70,8 +70,11 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
             lines += [f"{command} > {output} 2> {name}.load{out}.err &", f"{name}_pid=$!"]
             if started:
                 pattern = shlex.quote(started)
-                lines += [f"for i in $(seq {START_TIMEOUT_S * 20}); do grep -qF {pattern} {output} && break; "
-                          f"kill -0 ${name}_pid 2>/dev/null || break; sleep 0.05; done",
+                # until it started, died, or START_TIMEOUT_S passed (bash's SECONDS: a busy host's
+                # forks do not stretch it); no wait once a load of this job has failed
+                lines += [f"deadline=$((SECONDS + {START_TIMEOUT_S})); until grep -qF {pattern} {output} || "
+                          f"! kill -0 ${name}_pid 2>/dev/null || [ $SECONDS -ge $deadline ] || [ -e loads.failed ]; "
+                          f"do sleep 0.05; done",
                           f"grep -qF {pattern} {output} || echo 'load {name} never reported that it started' "
                           f">> loads.failed"]
             lines += [

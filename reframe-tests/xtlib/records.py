@@ -1,27 +1,14 @@
 """Deferred access to the JSON lines every xt-* kernel prints (docs/architecture.md)."""
-import json
-
 import reframe.utility.sanity as sn
+
+from crosstalk.parsers.kernel import among_lines
 
 
 @sn.deferrable
 def records(path, type_=None, **match):
     """Kernel records from ``path`` whose keys equal ``match`` (e.g. metric='triad_bw')."""
-    found = []
-    with open(path) as fp:
-        for line in fp:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if type_ and rec.get("type") != type_:
-                continue
-            if all(rec.get(k) == v for k, v in match.items()):
-                found.append(rec)
-    return found
+    with open(path, errors="replace") as fp:
+        return among_lines(fp.read(), type_, **match)
 
 
 @sn.deferrable

@@ -18,7 +18,7 @@ class PairedRounds(rfm.RegressionTestPlugin):
     def rounds_in_process(self, setting="rounds"):
         """Rounds the measured program runs in one process: the spec's ``setting``, or 1 where the
         job alternates with a load (BackgroundLoad.alternate_with_load: its steps are the rounds)."""
-        return 1 if getattr(self, "load_rounds", 1) > 1 else int(self.setting(setting, 1))
+        return 1 if getattr(self, "load_rounds", 1) > 1 else int(self.setting(setting))
 
     def over_rounds(self, name, values):
         """The deferred per-round ``values`` of performance variable ``name`` as their median;

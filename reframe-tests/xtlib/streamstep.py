@@ -15,7 +15,7 @@ class StreamStep(PairedRounds):
     def run_xt_stream(self, threads):
         """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size."""
         self.executable = os.path.join(self.bench.bin_dir, "xt-stream")
-        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes", 10)),
+        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes")),
                                 "--rounds", str(self.rounds_in_process())]
         if self.setting("array_bytes"):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]

@@ -58,7 +58,7 @@ def kept_idle_samples(run_dir):
 def check_modelled_rho(perf, loads):
     # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
     # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
-    rounds = int(load_spec("active-probing").setting("rounds", "quick", 1))
+    rounds = int(load_spec("active-probing").setting("rounds", "quick"))
     for load in loads:
         assert len(values(perf, "probe_median", load)) == 3 * rounds      # a row per probe block
         for rho in values(perf, "rho", load):

@@ -75,7 +75,7 @@ def test_a_narrower_link_job_pairs_each_round_with_the_wider_link(energy_run):
     for r in perf:
         if r["metric"] in ("time_s", "time_s_wider") and _params(r)["link"] == "1X":
             pairs.setdefault((r["case"], r["session"], r["round"]), {})[r["metric"]] = r["value"]
-    rounds = int(load_spec("energy").setting("rounds", "quick", 1))
+    rounds = int(load_spec("energy").setting("rounds", "quick"))
     # every round of every 1X job has both times: k rounds give k pairs
     assert len(pairs) >= 2 * rounds and all(len(p) == 2 for p in pairs.values()), pairs
     # Physics, round by round in one job: half the link rate (1X against 2X) cannot make LAMMPS'
@@ -116,7 +116,7 @@ def test_energy_is_modelled_eq_6_2(energy_run):
     for r in perf:
         by_round.setdefault((r["case"], r["session"], r["round"]), {})[r["metric"]] = r
     # Each job ran LAMMPS once per round (the spec's rounds), and every round is a row.
-    want = list(range(int(load_spec("energy").setting("rounds", "quick", 1))))
+    want = list(range(int(load_spec("energy").setting("rounds", "quick"))))
     rounds = {}
     for case, session, round_no in by_round:
         rounds.setdefault((case, session), []).append(round_no)

@@ -47,7 +47,7 @@ def test_injection_does_not_raise_memory_bandwidth(tmp_path, run_env):
     assert all(10 <= v <= 110 for v in by_session("injected_bw", 100).values())
     assert all(v > 0 for v in by_session("injected_bw", "max").values())   # how fast is the host's
     # Each injected job measured Triad alone, then under injection, in each of its rounds.
-    rounds = int(load_spec("nimc-stream").setting("rounds", "quick", 1))
+    rounds = int(load_spec("nimc-stream").setting("rounds", "quick"))
     for injection in (100, "max"):
         alone = [r for r in perf
                  if r["metric"] == "triad_bw_alone" and json.loads(r["params"])["injection"] == injection]

@@ -1,4 +1,6 @@
 """Experiment specs: every shipped spec validates; bad specs give one line naming file and field."""
+import re
+
 import pytest
 import yaml
 from xt_testing import REPO
@@ -50,6 +52,12 @@ def write_variant(tmp_path, change, name="stream"):
     (lambda d: d.update(portable_checks=[{"name": "x", "metric": "triad_bw", "above": 1}]),
      "portable_checks.0"),
     (lambda d: d["profiles"]["full"]["parameters"].update(extra=[1]), "profiles.full.parameters"),
+    # settings: the spec declares them; a profile sets declared ones of their type, all without a default
+    (lambda d: d["profiles"]["quick"]["settings"].update(ntime=4), "profiles.quick.settings.ntime"),
+    (lambda d: d["profiles"]["full"]["settings"].update(ntimes="20"), "profiles.full.settings.ntimes"),
+    (lambda d: d["profiles"]["full"]["settings"].pop("ntimes"), "profiles.full.settings"),
+    (lambda d: d["settings"]["rounds"].update(default="three"), "settings.rounds.default"),
+    (lambda d: d["settings"]["ntimes"].pop("description"), "settings.ntimes"),
 ])
 def test_bad_spec_names_file_and_field(tmp_path, change, field):
     path = write_variant(tmp_path, change)
@@ -58,6 +66,25 @@ def test_bad_spec_names_file_and_field(tmp_path, change, field):
     message = str(err.value)
     assert message.startswith(f"{path}: {field}:"), message
     assert "\n" not in message
+
+
+def test_a_setting_comes_from_the_profile_or_its_declared_default(tmp_path):
+    path = write_variant(tmp_path, lambda d: d["profiles"]["quick"]["settings"].pop("rounds"))
+    spec = load_spec_file(path)
+    assert spec.setting("rounds", "quick") == spec.data["settings"]["rounds"]["default"]
+    assert spec.setting("ntimes", "full") == spec.data["profiles"]["full"]["settings"]["ntimes"]
+    with pytest.raises(KeyError, match="not declared"):
+        spec.setting("ntime", "quick")          # a test module's misspelling fails at once
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_setting_a_test_module_reads_is_declared(name):
+    """The code reads the spec's settings without defaults of its own: each one it names is
+    declared (read from the module's text, as the names are literals)."""
+    spec = load_spec_file(REPO / "experiments" / f"{name}.yaml")
+    module = (REPO / "reframe-tests" / f"{name.replace('-', '_')}.py").read_text()
+    read = set(re.findall(r'self\.setting\("([a-z_0-9]+)"\)', module))
+    assert read <= set(spec.data.get("settings", {})), read - set(spec.data.get("settings", {}))
 
 
 def test_yaml_error_names_line(tmp_path):
