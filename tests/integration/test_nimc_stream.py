@@ -26,12 +26,12 @@ SESSIONS = 7
 def test_injection_does_not_raise_memory_bandwidth(tmp_path, run_env):
     env = dict(run_env, CROSSTALK_RESULTS_DIR=str(tmp_path))
     argv = [venv_tool("crosstalk"), "run", "--system", "local", "-e", "nimc-stream", "--",
-            "-n", "NimcStream%injection=(off|100|max)%cores=all%", "--reruns", str(SESSIONS - 1)]
+            "-n", "NimcStream%injection=(off|max)%cores=all%", "--reruns", str(SESSIONS - 1)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (run_dir,) = (Path(tmp_path) / "local" / "runs").iterdir()
     perf, cases = load_run(run_dir)
-    assert {c["result"] for c in cases} == {"pass"} and len(cases) == 3 * SESSIONS
+    assert {c["result"] for c in cases} == {"pass"} and len(cases) == 2 * SESSIONS
 
     def by_session(metric, injection):
         return {r["session"]: r["value"] for r in perf
@@ -42,13 +42,11 @@ def test_injection_does_not_raise_memory_bandwidth(tmp_path, run_env):
     faster = sum(injected[s] > alone[s] for s in alone)
     verdict = binomtest(faster, SESSIONS, 0.5, alternative="greater")
     assert verdict.pvalue >= 0.01, f"injected faster in {faster}/{SESSIONS}: alone {alone}, injected {injected}"
-    # The injector really ran beside STREAM: paced never exceeds the requested rate, unpaced
-    # goes well beyond it (osc/sm writes straight into the window's memory on one node).
-    assert all(10 <= v <= 110 for v in by_session("injected_bw", 100).values())
+    # The injector really ran beside STREAM (a paced rate is met: tests/bench, xt-inject).
     assert all(v > 0 for v in by_session("injected_bw", "max").values())   # how fast is the host's
     # Each injected job measured Triad alone, then under injection, in each of its rounds.
     rounds = int(load_spec("nimc-stream").setting("rounds", "quick"))
-    for injection in (100, "max"):
+    for injection in ("max",):
         alone = [r for r in perf
                  if r["metric"] == "triad_bw_alone" and json.loads(r["params"])["injection"] == injection]
         assert sorted((r["session"], r["round"]) for r in alone) == \
