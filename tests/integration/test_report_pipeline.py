@@ -220,3 +220,15 @@ def test_workflow_lint_is_clean():
     proc = subprocess.run([venv_tool("snakemake"), "-s", str(WORKFLOW), "-d", str(REPO), "--lint"],
                           capture_output=True, text=True, env=tool_env(), timeout=300)
     assert proc.returncode == 0 and "good condition" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("bad, says", [("systems=local", "'local' is not of type 'array'"),
+                                       ("system=[local]", "'system' was unexpected")])
+def test_a_bad_workflow_config_stops_before_any_rule(tmp_path, bad, says):
+    """workflows/schemas/config.schema.yaml is validated at start: a misspelt key or a value of
+    the wrong type is refused by name, and nothing is collected or drawn."""
+    proc = subprocess.run([venv_tool("snakemake"), "-s", str(WORKFLOW), "-d", str(REPO), "--cores", "1", "all",
+                           "--config", f"results={tmp_path}", bad],
+                          capture_output=True, text=True, env=tool_env(), timeout=300)
+    assert proc.returncode != 0 and says in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert list(tmp_path.iterdir()) == []
