@@ -35,7 +35,7 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import allocate_nodes, mpirun_options, step_command
+from xtlib.launch import allocate_nodes, mpirun_options, set_launcher_options, step_command
 from xtlib.linkcontrol import LinkControl
 from xtlib.load import START_TIMEOUT_S, XT_STARTED, BackgroundLoad
 from xtlib.records import all_validations_pass, records, result_value, round_values
@@ -163,7 +163,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         self.num_tasks = ranks
         self.num_tasks_per_node = math.ceil(ranks / nodes)
         if self.current_partition.launcher_type.registered_name == "mpirun":
-            self.job.launcher.options = mpirun_options(self)
+            set_launcher_options(self, mpirun_options(self))
 
         # 3. Victims under the load, one after the other (before the load is stopped).
         box, steps = self.setting("lammps_box"), self.setting("lammps_steps")

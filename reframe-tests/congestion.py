@@ -20,7 +20,7 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
-from xtlib.launch import allocate_nodes, mpirun_options
+from xtlib.launch import allocate_nodes, mpirun_options, set_launcher_options
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
 from xtlib.load import XT_STARTED, BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
@@ -193,13 +193,13 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
             self.executable_opts.append("--allow-shared-nodes")
         if self.launcher == "srun":
-            self.job.launcher.options = [f"--distribution=plane={ppn}" if self.layout == "shared-links"
-                                         else "--distribution=block", "--cpu-bind=none"]
+            set_launcher_options(self, [f"--distribution=plane={ppn}" if self.layout == "shared-links"
+                                         else "--distribution=block", "--cpu-bind=none"])
         elif self.launcher in ("mpirun", "mpiexec"):
             # shared-links: endpoint v (ranks v*ppn...) round robin over the hosts; with ppn > 1 an
             # endpoint's ranks then sit on consecutive hosts (srun's plane distribution keeps them
             # together). nodes, fabric: ppn ranks on every node, node v on host v.
-            self.job.launcher.options = mpirun_options(self, ppn if self.layout in ("nodes", "fabric") else "node")
+            set_launcher_options(self, mpirun_options(self, ppn if self.layout in ("nodes", "fabric") else "node"))
         if self.layout in ("shared-links", "fabric"):
             self.shape_fabric(self.hosts, self.host_rate)
 
@@ -276,7 +276,7 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
         self.num_tasks_per_node = ppn
         self.executable = "network_load_test"
         if self.launcher in ("mpirun", "mpiexec"):
-            self.job.launcher.options = mpirun_options(self, ppn)
+            set_launcher_options(self, mpirun_options(self, ppn))
 
     @sanity_function
     def parsed(self):
@@ -320,13 +320,13 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
             if self.launcher == "srun":
                 # The job holds every node (the incast spans them); LAMMPS takes the first ranks.
                 self.num_tasks = self.hosts
-                self.job.launcher.options = [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"]
+                set_launcher_options(self, [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"])
         self.sourcesdir = INPUTS
         self.executable = "lmp"
         self.executable_opts = lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"),
                                            rounds=self.rounds_in_process("victim_rounds"))
         if self.launcher in ("mpirun", "mpiexec"):
-            self.job.launcher.options = mpirun_options(self, "node" if self.hosts > 1 else None)
+            set_launcher_options(self, mpirun_options(self, "node" if self.hosts > 1 else None))
         if self.link_control and self.hosts > 1:
             self.shape_fabric(self.hosts)     # isolated and congested on the same shaped fabric
         if self.victim_load == "incast":

@@ -20,7 +20,7 @@ from crosstalk.hostclass import host_class
 from crosstalk.portable import applies, violation
 from crosstalk.references import reference_file
 from crosstalk.specs import current_profile, load_spec
-from xtlib.launch import container_image, container_mpi
+from xtlib.launch import container_image, container_mpi, set_launcher_options
 
 #: What slurmstepd writes to a job's stderr when it cancels the job at its time limit.
 SLURM_TIME_LIMIT = "DUE TO TIME LIMIT"
@@ -47,6 +47,12 @@ class XtExperiment(rfm.RegressionTestPlugin):
         if limit:
             self.time_limit = limit
         self.maintainers = ["crosstalk"]
+
+    @run_after("setup")
+    def use_site_launcher_options(self):
+        """The partition's launcher options (the inventory's) come first on the measured step; a
+        test that sets its own adds them through xtlib.launch.set_launcher_options."""
+        set_launcher_options(self)
 
     @run_after("setup")
     def skip_other_environments(self):

@@ -93,6 +93,17 @@ def container_image(test):
     return image
 
 
+def site_launcher_options(test):
+    """The partition's own launcher options (the inventory's ``launcher_options``, e.g. srun's
+    ``--mpi=pmix``): first on every step's command line, the measured step's and a load's alike."""
+    return [str(o) for o in test.current_partition.extras.get("launcher_options", [])]
+
+
+def set_launcher_options(test, options=()):
+    """The measured step's launcher options: the partition's own, then ``options``."""
+    test.job.launcher.options = [*site_launcher_options(test), *options]
+
+
 def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
     """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
     job's node ``relative_node`` (0 = the node of the main step); srun steps get ``step_name``."""
@@ -100,10 +111,11 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
     if launcher in ("mpirun", "mpiexec", "local"):
         if relative_node:
             raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
-        prefix = ["mpirun", "-np", str(tasks), *mpirun_options(test, "node" if nodes > 1 else None)]
+        prefix = ["mpirun", *site_launcher_options(test), "-np", str(tasks),
+                  *mpirun_options(test, "node" if nodes > 1 else None)]
     elif launcher == "srun":
-        prefix = ["srun", "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}", "--cpu-bind=none",
-                  f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
+        prefix = ["srun", *site_launcher_options(test), "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}",
+                  "--cpu-bind=none", f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
     else:
         raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
     image = container_image(test)

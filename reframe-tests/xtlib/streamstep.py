@@ -1,7 +1,7 @@
 """xt-stream as a test's measured step (STREAM and E1 NiMC share it)."""
 import os
 
-from xtlib.launch import mpirun_options
+from xtlib.launch import mpirun_options, set_launcher_options
 from xtlib.records import result_value, round_values
 from xtlib.rounds import PairedRounds
 
@@ -23,7 +23,7 @@ class StreamStep(PairedRounds):
         self.env_vars["OMP_NUM_THREADS"] = str(threads)
         if self.current_partition.launcher_type.registered_name == "mpirun":
             # mpirun would bind the one rank to one core, and with it every thread
-            self.job.launcher.options = mpirun_options(self)
+            set_launcher_options(self, mpirun_options(self))
 
 
     def stream_rate(self, name, kernel, stat="best", alone=False):
