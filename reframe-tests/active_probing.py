@@ -35,7 +35,7 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import allocate_nodes, mpirun_options, set_launcher_options, step_command
+from xtlib.launch import allocate_nodes, mpirun_options, partition_nodes, set_launcher_options, step_command
 from xtlib.linkcontrol import LinkControl
 from xtlib.load import START_TIMEOUT_S, XT_STARTED, BackgroundLoad
 from xtlib.records import all_validations_pass, records, result_value, round_values
@@ -134,7 +134,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     def _layout(self):
         ranks = int(self.setting("ranks"))
-        nodes = max(1, min(ranks, int(self.current_partition.extras.get("nodes", 1))))
+        nodes = max(1, partition_nodes(self, ranks))
         return ranks, nodes
 
     @run_after("setup")

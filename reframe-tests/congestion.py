@@ -20,7 +20,7 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
-from xtlib.launch import allocate_nodes, mpirun_options, set_launcher_options
+from xtlib.launch import allocate_nodes, mpirun_options, partition_nodes, set_launcher_options
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
 from xtlib.load import XT_STARTED, BackgroundLoad
 from xtlib.records import records, result_value, round_values, tool_value
@@ -93,7 +93,7 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
 
     @property
     def hosts(self):
-        return int(self.current_partition.extras.get("nodes", 1))
+        return partition_nodes(self)
 
     @property
     def link_control(self):

@@ -15,7 +15,7 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args
-from xtlib.launch import allocate_nodes
+from xtlib.launch import allocate_nodes, partition_nodes
 from xtlib.pinning import Pinning
 from xtlib.records import result_value, tool_value
 
@@ -35,7 +35,7 @@ class _TwoNodes(XtExperiment, Pinning, rfm.RunOnlyRegressionTest):
 
     def spread(self, ranks):
         """``ranks`` ranks over the spec's node count (one node where that is all there is)."""
-        nodes = min(int(self.setting("nodes")), int(self.current_partition.extras.get("nodes", 1)))
+        nodes = partition_nodes(self, self.setting("nodes"))
         self.num_tasks = ranks
         self.num_tasks_per_node = max(1, ranks // nodes)
         allocate_nodes(self, nodes)
@@ -86,7 +86,7 @@ class CoreMappingLammps(_TwoNodes):
         placement, _, order = self.mapping.partition("_")
         key = "cores_swapped" if order == "swapped" else "cores_identity"
         cores = [int(c) for c in str(self.setting(key)).split(",")]
-        nodes = min(int(self.setting("nodes")), int(self.current_partition.extras.get("nodes", 1)))
+        nodes = partition_nodes(self, self.setting("nodes"))
         # as many ranks per node as the mapping names cores (one node: fewer ranks in all)
         per_node = min(int(self.setting("lammps_ranks")) // nodes, len(cores))
         self.ranks = per_node * nodes

@@ -12,7 +12,7 @@ from xtlib.apps import installed_app
 from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import main_step_line, mpirun_hosts
+from xtlib.launch import main_step_line, mpirun_hosts, partition_nodes
 from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
 from xtlib.rounds import PairedRounds, values_of
 
@@ -79,7 +79,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.skip_if(self.cpu_freq != "default" and part.launcher_type.registered_name != "srun",
                      f"{part.fullname} launches with {part.launcher_type.registered_name}: crosstalk sets "
                      f"the frequency through Slurm's --cpu-freq only")
-        nodes = min(int(self.setting("nodes")), int(extras.get("nodes", 1)))
+        nodes = partition_nodes(self, self.setting("nodes"))
         ranks = int(self.setting("ranks"))
         self.num_tasks = ranks
         self.num_tasks_per_node = max(1, ranks // nodes)
@@ -185,6 +185,8 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
 
     @run_before("performance")
     def set_perf_variables(self):
+        if self.is_dry_run():           # the energy model reads the steps' times: nothing ran
+            return
         if not self.wider:
             self.perf_variables = self.energy_perf_variables(self.round_times().evaluate())
             return

@@ -12,7 +12,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
-from xtlib.launch import mpirun_options, set_launcher_options
+from xtlib.launch import mpirun_options, partition_nodes, set_launcher_options
 from xtlib.records import all_validations_pass, records, round_values
 from xtlib.rounds import PairedRounds
 
@@ -50,7 +50,7 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
     def configure(self):
         cores = self.current_partition.processor.num_cpus
         self.skip_if(self.threads > cores, f"{self.threads} threads > {cores} cores")
-        if self.current_partition.extras.get("nodes", 1) < 2:
+        if partition_nodes(self) < 2:
             self.num_tasks_per_node = 2   # one node: origin and target share it
         self.executable = os.path.join(self.bench.bin_dir, "xt-rmamt")
         self.rounds = int(self.setting("rounds"))

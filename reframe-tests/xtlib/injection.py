@@ -6,7 +6,7 @@ import os
 
 from reframe.core.builtins import variable
 
-from xtlib.launch import ShellVar, allocate_nodes
+from xtlib.launch import ShellVar, allocate_nodes, partition_nodes
 from xtlib.load import XT_STARTED, BackgroundLoad
 from xtlib.records import result_value
 
@@ -18,7 +18,7 @@ class Injection(BackgroundLoad):
     def add_injector(self, rate, msg_size="64K", warmup_s=1.0, xt_bin_dir=None):
         """Inject at ``rate`` MB/s (``"max"``: unpaced) for the whole measured step."""
         extras = self.current_partition.extras
-        multinode = extras.get("nodes", 1) > 1
+        multinode = partition_nodes(self) > 1
         if extras.get("capabilities", {}).get("rdma") and extras.get("rdma_devices") and multinode \
                 and self.current_partition.launcher_type.registered_name == "srun":
             self._add_rdma_writer(extras["rdma_devices"][0], rate, msg_size, warmup_s)

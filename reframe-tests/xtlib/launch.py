@@ -93,6 +93,13 @@ def container_image(test):
     return image
 
 
+def partition_nodes(test, wanted=None):
+    """Nodes of the test's partition (the inventory's ``nodes``; 1 where it names none), at most
+    ``wanted``."""
+    nodes = int(test.current_partition.extras.get("nodes", 1))
+    return nodes if wanted is None else min(int(wanted), nodes)
+
+
 def site_launcher_options(test):
     """The partition's own launcher options (the inventory's ``launcher_options``, e.g. srun's
     ``--mpi=pmix``): first on every step's command line, the measured step's and a load's alike."""
