@@ -139,6 +139,18 @@ def attempt_reports(run_dir):
     return found
 
 
+def attempt_testcases(run_dir):
+    """Every test case record of every attempt's readable report, attempts in order (a report
+    missing or unreadable is left out: for planning and figures, not for ingesting a run)."""
+    for report_path, _ in attempt_reports(run_dir):
+        try:
+            report = json.loads(report_path.read_text())
+        except (OSError, ValueError):
+            continue
+        for session in report.get("runs", []):
+            yield from session.get("testcases", [])
+
+
 def run_files(run_dir):
     """Every file ``load_run`` reads, in a fixed order: each attempt's report and log, the
     provenance and the run status (``status.json``, or ``exit_status`` for runs older than it)."""

@@ -14,25 +14,19 @@ from crosstalk.claims import counts, judge
 from crosstalk.claims.judge import confidence_for
 from crosstalk.claims.plan import TWO_STAGE_LOOKS, plan
 from crosstalk.errors import InputError
-from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_reports, load_run
+from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_testcases, load_run
 
 
 def case_durations(run_dir):
     """``{(partition, case name): seconds}``: the longest a case took in the run's reports, added
     over its environments (a stage selects a case by name: it runs under each of them)."""
     out = {}
-    for report_path, _ in attempt_reports(run_dir):
-        try:
-            report = json.loads(report_path.read_text())
-        except (OSError, ValueError):
+    for case in attempt_testcases(run_dir):
+        seconds = case.get("time_total")
+        if case.get("fixture") or not isinstance(seconds, (int, float)):
             continue
-        for session in report.get("runs", []):
-            for case in session.get("testcases", []):
-                seconds = case.get("time_total")
-                if case.get("fixture") or not isinstance(seconds, (int, float)):
-                    continue
-                key = (case.get("partition"), case["name"], case.get("environ"))
-                out[key] = max(out.get(key, 0.0), float(seconds))
+        key = (case.get("partition"), case["name"], case.get("environ"))
+        out[key] = max(out.get(key, 0.0), float(seconds))
     total = {}
     for (partition, name, _), seconds in out.items():
         total[(partition, name)] = total.get((partition, name), 0.0) + seconds

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
-from crosstalk.ingest import attempt_reports
+from crosstalk.ingest import attempt_testcases
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
 
@@ -67,22 +67,16 @@ def _report_dirs(run_dir):
     one environment has an empty directory of its own: keyed by environment, it never hides the
     one that ran."""
     found = {}
-    for path, _ in attempt_reports(run_dir):
-        try:
-            report = json.loads(path.read_text())
-        except (OSError, ValueError):
+    for case in attempt_testcases(run_dir):
+        if case.get("result") != "pass":
             continue
-        for attempt in report.get("runs", []):
-            for case in attempt.get("testcases", []):
-                if case.get("result") != "pass":
-                    continue
-                out = Path(case.get("outputdir") or "")
-                if not out.is_dir():   # results copied from elsewhere: same layout under this run
-                    out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
-                           str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
-                dirs = found.setdefault((case.get("name"), case.get("partition"), case.get("environ")), [])
-                if out not in dirs:
-                    dirs.append(out)
+        out = Path(case.get("outputdir") or "")
+        if not out.is_dir():   # results copied from elsewhere: same layout under this run
+            out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
+                   str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
+        dirs = found.setdefault((case.get("name"), case.get("partition"), case.get("environ")), [])
+        if out not in dirs:
+            dirs.append(out)
     return found
 
 
