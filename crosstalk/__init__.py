@@ -19,6 +19,16 @@ def references_dir():
     return Path(os.environ.get("CROSSTALK_REFERENCES_DIR", REPO_ROOT / "reframe-tests" / "references"))
 
 
+def reference_file(system, host_class, directory=None):
+    """The references that apply to ``system`` on ``host_class``: its own file, else the
+    system-wide one, else None (explore mode)."""
+    directory = Path(directory or references_dir())
+    for path in (directory / system / f"{host_class}.yaml", directory / f"{system}.yaml"):
+        if path.is_file():
+            return path
+    return None
+
+
 def examples_root():
     """Runs shipped with crosstalk (calibration evidence, ``<system>/runs/<run-id>/``): shown beside
     a user's runs as labelled examples, never merged into them."""

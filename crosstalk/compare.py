@@ -18,8 +18,9 @@ from xml.etree import ElementTree as ET
 import pandas as pd
 
 from crosstalk.argtypes import number
+from crosstalk.collect import collect
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.ingest import PERF_COLUMNS, collect, load_run, reported
+from crosstalk.ingest import PERF_COLUMNS, load_run, reported
 from crosstalk.models import stats
 from crosstalk.report import format_number
 from crosstalk.specs import better_direction

@@ -15,6 +15,7 @@ import platform
 import re
 
 from crosstalk.errors import InputError
+from crosstalk.probes import probe_mpi
 
 #: Fields that decide the class; the kernel is recorded but a kernel update is the same hardware.
 CLASS_FIELDS = ("cpu_model", "sockets", "cores", "memory_gib", "numa_nodes", "fabric", "link_rate",
@@ -66,7 +67,6 @@ def _rdma_ports():
 
 
 def _mpi():
-    from crosstalk.doctor import probe_mpi
     found = probe_mpi()
     return found.detail if found.present else None
 

@@ -1,6 +1,6 @@
 """Incremental collection: each run directory is read once and kept as Parquet parts.
 
-``crosstalk.ingest.collect(..., cache=<results>/.collect)`` keeps, for each run directory::
+``crosstalk.collect.collect(..., cache=<results>/.collect)`` keeps, for each run directory::
 
     <cache>/<origin>/<system>/<run>.<key>.perf.parquet    its performance rows (PERF_COLUMNS)
     <cache>/<origin>/<system>/<run>.<key>.cases.parquet   its test cases (CASE_COLUMNS)

@@ -36,16 +36,6 @@ SINGLE_VALUE_MARGIN = 0.15
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-def reference_file(system, host_class, directory=None):
-    """The references that apply to ``system`` on ``host_class``: its own file, else the
-    system-wide one, else None (explore mode)."""
-    directory = Path(directory or references_dir())
-    for path in (directory / system / f"{host_class}.yaml", directory / f"{system}.yaml"):
-        if path.is_file():
-            return path
-    return None
-
-
 def calibrate_command(system, run_ids):
     return f"crosstalk refs calibrate --system {system} --runs {' '.join(run_ids)} [more run ids]"
 

@@ -12,13 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, results_root, resume as resume_mod, runstatus, uselock
+from crosstalk import REPO_ROOT, __version__, reference_file, results_root, resume as resume_mod, runstatus, uselock
 from crosstalk.configrender import render
-from crosstalk.doctor import probe_all
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.hostclass import host_class
 from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
-from crosstalk.references import calibrate_command, reference_file
+from crosstalk.probes import probe_all
+from crosstalk.references import calibrate_command
 from crosstalk.secondstage import run_second_stage
 from crosstalk.session import Session, parse_duration, test_module
 from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs

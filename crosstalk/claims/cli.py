@@ -13,7 +13,7 @@ from crosstalk.errors import InputError
 
 
 def _collect(systems, examples):
-    from crosstalk.ingest import collect
+    from crosstalk.collect import collect
     from crosstalk.ingestcache import CACHE_NAME
     root = results_root()
     # The run cache is shared with `crosstalk report`: one of them at a time writes it.

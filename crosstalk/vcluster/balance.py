@@ -24,6 +24,7 @@ from pathlib import Path
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError
 from crosstalk.parsers.kernel import among_lines
+from crosstalk.vcluster.iperf import iperf_flows
 
 #: Smallest share worth running, and the longest CFS period. Below a few % of a core, throttling
 #: costs more CPU than the work: on a 2-vCPU VM, xt-stream's two Triad iterations took 0.35 s of
@@ -287,7 +288,6 @@ class Balance:
         found = self.balance()
         if not found or not found["share"] or found.get("measured") or len(self.nodes) < 2:
             return
-        from crosstalk.vcluster.linkbench import iperf_flows
         exe = build_triad(self.shared_dir)
         wanted = found["target"]["network_to_memory"]
         for step in range(CALIBRATION_STEPS):

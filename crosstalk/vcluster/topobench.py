@@ -18,7 +18,8 @@ import time
 
 from crosstalk.errors import CrosstalkError
 from crosstalk.vcluster import VCluster
-from crosstalk.vcluster.linkbench import host_facts, iperf_flows, write_results
+from crosstalk.vcluster.iperf import iperf_flows
+from crosstalk.vcluster.linkbench import host_facts, write_results
 from crosstalk.vcluster.rates import format_rate
 
 NAME, SUBNET = "vctbench", "198.19.11.0/24"

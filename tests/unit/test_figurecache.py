@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from crosstalk import examples_root, figurecache
+from crosstalk.collect import collect
 from crosstalk.figures import draw
-from crosstalk.ingest import collect
 from crosstalk.report import figure_experiments, figure_ids
 
 

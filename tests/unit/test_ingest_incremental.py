@@ -9,7 +9,7 @@ import pytest
 from xt_testing import REPO
 
 from crosstalk import examples_root, ingest, ingestcache
-from crosstalk.ingest import collect
+from crosstalk.collect import collect
 
 FIXTURE = next((REPO / "tests" / "fixtures" / "runs" / "local" / "runs").iterdir())
 #: The shipped example runs, smallest first (the first has a handful of rows, the others hundreds).

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from crosstalk import examples_root
-from crosstalk.ingest import collect
+from crosstalk.collect import collect
 from crosstalk.report import experiment_table, format_number
 
 

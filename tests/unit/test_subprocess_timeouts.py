@@ -18,7 +18,7 @@ POPEN_ALLOWED = {
     ("crosstalk/proc.py", "run"): "communicate(timeout=...), then the process group is ended",
     ("crosstalk/session.py", "run_reframe"): "supervise() waits; the session time limit stops it",
     ("crosstalk/vcluster/nodes.py", "popen"): "forwards to Popen for callers listed here",
-    ("crosstalk/vcluster/linkbench.py", "iperf_flows"): "clients communicate(timeout=...); servers "
+    ("crosstalk/vcluster/iperf.py", "iperf_flows"): "clients communicate(timeout=...); servers "
                                                         "exit after one client, else killed in finally",
 }
 

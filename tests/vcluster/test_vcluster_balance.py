@@ -15,7 +15,7 @@ from xt_testing import venv_tool
 
 from crosstalk.machines import load, ratios
 from crosstalk.vcluster.balance import build_triad, cgroup_cpu_root, triad_argv, triad_of
-from crosstalk.vcluster.linkbench import iperf_flows
+from crosstalk.vcluster.iperf import iperf_flows
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 #: A machine whose ratio this kind of host reaches with links of 500 Mbit/s (a few % of a core).

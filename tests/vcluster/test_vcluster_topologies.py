@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from vcluster_fixtures import INVENTORY, skip_unless_root
 
-from crosstalk.vcluster.linkbench import iperf_flows
+from crosstalk.vcluster.iperf import iperf_flows
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 NAME, SUBNET = "vctopo", "198.19.10.0/24"

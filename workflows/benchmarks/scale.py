@@ -166,7 +166,7 @@ def time_collect(phase, results):
     """One collection in this (fresh) process: prints its seconds and the process's peak RSS."""
     import resource
 
-    from crosstalk.ingest import collect
+    from crosstalk.collect import collect
     from crosstalk.ingestcache import CACHE_NAME
     cache = results / CACHE_NAME
     if phase == "first":

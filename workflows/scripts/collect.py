@@ -3,7 +3,7 @@ Each run's rows are kept in ``<results>/.collect/``: only new or changed runs ar
 import sys
 from pathlib import Path
 
-from crosstalk.ingest import collect
+from crosstalk.collect import collect
 from crosstalk.ingestcache import CACHE_NAME
 
 with open(snakemake.log[0], "w") as log:  # noqa: F821 (snakemake injects it)
