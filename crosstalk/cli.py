@@ -12,14 +12,14 @@ from crosstalk.errors import CrosstalkError
 
 #: Sub-command -> the module that registers it, in the order ``--help`` lists them.
 COMMAND_MODULES = {
-    "doctor": "crosstalk.doctor",
-    "config": "crosstalk.configrender",
+    "doctor": "crosstalk.site.doctor",
+    "config": "crosstalk.site.configrender",
     "spec": "crosstalk.speccheck",
-    "run": "crosstalk.runner",
-    "report": "crosstalk.report",
-    "compare": "crosstalk.compare",
+    "run": "crosstalk.run.runner",
+    "report": "crosstalk.analysis.report",
+    "compare": "crosstalk.analysis.compare",
     "claims": "crosstalk.claims.cli",
-    "refs": "crosstalk.references",
+    "refs": "crosstalk.analysis.references",
     "vcluster": "crosstalk.vcluster.cli",
     "link": "crosstalk.vcluster.cli",
 }

@@ -112,7 +112,7 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
     def fabric_topology(self, names):
         """The partition's switches as the cluster built them: the nominal node rate sets the
         switch links' rates (a machine's fabric balance too), whatever the job shapes host links to."""
-        from crosstalk.machines import load, ratios
+        from crosstalk.site.machines import load, ratios
         like = self.current_partition.extras.get("like")
         fabric = ratios(load(like))["fabric"] if like else None
         return build_topology(self.topology, names, parse_rate(self.nominal_rate), fabric=fabric)

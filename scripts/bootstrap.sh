@@ -30,7 +30,7 @@ fi
 export PATH="$VENV/bin:$PATH"
 
 # MPICH for the second MPI environment, in a prefix of its own (not on PATH): Debian 12's MPICH 4.0.2
-# hangs in MPI_Finalize over UCX/TCP (crosstalk/mpich.py). Keep the pin equal to crosstalk.mpich.VERSION.
+# hangs in MPI_Finalize over UCX/TCP (crosstalk/site/mpich.py). Keep the pin equal to crosstalk.site.mpich.VERSION.
 mpich_version=5.0.2
 if ! "$VENV/mpich/bin/mpichversion" 2>/dev/null | grep -q "Version: *$mpich_version\$"; then
   log "installing MPICH $mpich_version (PyPI) into $VENV/mpich"

@@ -52,7 +52,7 @@ def run_on_inventory(inventory, system, env, run_args, tag):
     have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards."""
     from xt_testing import venv_tool
 
-    from crosstalk.ingest import load_run
+    from crosstalk.analysis.ingest import load_run
     results = REPO / "build" / f"test-{tag}" / uuid.uuid4().hex[:8]
     env = dict(env, CROSSTALK_RESULTS_DIR=str(results))
     try:
@@ -85,7 +85,7 @@ def reframe_on_login(vc, work, checks, args):
     import json
     import sys
 
-    from crosstalk.configrender import render
+    from crosstalk.site.configrender import render
     config = render(INVENTORY, work / "config")[0]
     run_dir = work / "run"
     run_dir.mkdir(parents=True, exist_ok=True)     # ReFrame does not create its log dir

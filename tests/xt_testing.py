@@ -25,13 +25,13 @@ def tool_env():
 
 
 def reported_values(perf, metric, test=None, **params):
-    """``[value]`` of ``metric`` per case sample, as ReFrame reported it (crosstalk.ingest.reported:
+    """``[value]`` of ``metric`` per case sample, as ReFrame reported it (crosstalk.analysis.ingest.reported:
     the median over the rows of a case measured in rounds)."""
     import json
 
     import pandas as pd
 
-    from crosstalk.ingest import PERF_COLUMNS, reported
+    from crosstalk.analysis.ingest import PERF_COLUMNS, reported
     df = reported(pd.DataFrame(perf, columns=PERF_COLUMNS))
     keep = (df["metric"] == metric) & (df["test"] == test if test else True) & df["params"].map(
         lambda text: all(json.loads(text).get(k) == v for k, v in params.items()))

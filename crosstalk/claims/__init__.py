@@ -7,7 +7,7 @@ A claim's test is a ``direction`` (operand ``a`` greater or less than ``b``, by 
 parameter's values: each neighbouring pair judged as a ratio) or a ``fit`` (a named model's estimate,
 :mod:`crosstalk.claims.fits`, inside ``band``); ``group_by`` judges it for every combination of
 those parameters (the claim holds where every group does) and a list of metrics judges each one.
-A claim's ``where:`` names the platforms it is about (crosstalk.systemfacts); elsewhere it is
+A claim's ``where:`` names the platforms it is about (crosstalk.site.systemfacts); elsewhere it is
 *not applicable*, with the reason.
 """
 import copy
@@ -19,8 +19,8 @@ from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, confidence_for, effects, fit_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
+from crosstalk.site.systemfacts import decode as decode_facts, unmet
 from crosstalk.specs import all_specs, load_spec
-from crosstalk.systemfacts import decode as decode_facts, unmet
 
 #: Order of the overall verdicts: the first that any group has wins.
 _PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run", "not applicable")

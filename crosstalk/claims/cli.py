@@ -7,14 +7,15 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from crosstalk import examples_root, results_root, uselock
+from crosstalk import examples_root, results_root
 from crosstalk.argtypes import SYSTEM_NAME
 from crosstalk.errors import InputError
+from crosstalk.run import uselock
 
 
 def _collect(systems, examples):
-    from crosstalk.collect import collect
-    from crosstalk.ingestcache import CACHE_NAME
+    from crosstalk.analysis.collect import collect
+    from crosstalk.analysis.ingestcache import CACHE_NAME
     root = results_root()
     # The run cache is shared with `crosstalk report`: one of them at a time writes it.
     with uselock.held(root / ".report.lock", "crosstalk claims", wait=600,

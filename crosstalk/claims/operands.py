@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from crosstalk.ingest import NO_ENVIRON
-from crosstalk.systemfacts import decode as decode_json_object
+from crosstalk.analysis.ingest import NO_ENVIRON
+from crosstalk.site.systemfacts import decode as decode_json_object
 
 #: The confidence of a verdict's interval on a platform judged in one look (crosstalk.claims.judge).
 CONFIDENCE = 0.90

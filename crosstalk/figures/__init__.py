@@ -2,7 +2,7 @@
 
 Each figure id (listed in an experiment spec under ``figures``) maps to a function
 ``fn(perf, systems) -> (Figure, caption)`` registered with ``@figure(id)``; ``perf`` is the tidy
-table from ``crosstalk.ingest``. One module per experiment (or paper) holds its figures.
+table from ``crosstalk.analysis.ingest``. One module per experiment (or paper) holds its figures.
 ``systems`` selects by system; series are drawn per ``target`` (platform:partition, see
 :func:`with_target`), so two host classes, or a shipped example and a user's run, never share one.
 """
@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from crosstalk import examples_root, results_root  # noqa: E402
-from crosstalk.ingest import target_of  # noqa: E402
+from crosstalk.analysis.ingest import target_of  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
 FIGURES = {}
@@ -49,7 +49,7 @@ SERIES = ["platform", "origin", "system", "partition", "environ"]
 
 
 def with_target(df):
-    """``df`` with ``target``, the label of each row's series (``crosstalk.ingest.target_of``)."""
+    """``df`` with ``target``, the label of each row's series (``crosstalk.analysis.ingest.target_of``)."""
     return df.assign(target=target_of(df["platform"], df["partition"], df["environ"]))
 
 

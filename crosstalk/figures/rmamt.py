@@ -1,6 +1,6 @@
 """RMA-MT, Groves 2017 §2.1 (spec: rma-mt)."""
+from crosstalk.analysis.ingest import NO_ENVIRON
 from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
-from crosstalk.ingest import NO_ENVIRON
 
 
 @figure("rmamt_threads")

@@ -56,7 +56,7 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch, Balance):
                                          f"{n}: vcluster_link_rate") for n in self.nodes}
         self.addresses = {n: str(self.subnet.network_address + i + 1)
                           for i, n in enumerate(self.nodes)}
-        self.like = like                             # a machine (crosstalk.machines) whose balance to model
+        self.like = like                             # a machine (crosstalk.site.machines) whose balance to model
         self.topology = topologies.build(topology, self.nodes, self.link_rate, fabric=self.fabric_target())
         # The checkout must be seen by every node: ReFrame, job scripts and results live in it.
         self.shared_paths = [str(REPO_ROOT)] if under(REPO_ROOT, NODE_PRIVATE) else []

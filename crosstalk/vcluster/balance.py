@@ -237,7 +237,7 @@ class Balance:
         """The machine's fabric balance (topology kind, global:injection), or None."""
         if not self.like:
             return None
-        from crosstalk.machines import load, ratios
+        from crosstalk.site.machines import load, ratios
         return ratios(load(self.like))["fabric"]
 
     def _plan_balance(self):
@@ -245,7 +245,7 @@ class Balance:
         A machine that gives only a fabric balance gets no share: its switch links carry it."""
         if not self.like or self.balance():
             return
-        from crosstalk.machines import load, ratios
+        from crosstalk.site.machines import load, ratios
         target = {"id": self.like, **ratios(load(self.like))}
         found = {"like": self.like, "target": target, "link_bps": self.link_rate, "share": None,
                  "calibration": CALIBRATION_METHOD}
@@ -258,7 +258,7 @@ class Balance:
         """Whether the nodes run under a CPU quota (a machine with a node balance)."""
         if not self.like:
             return False
-        from crosstalk.machines import load, ratios
+        from crosstalk.site.machines import load, ratios
         return bool(ratios(load(self.like))["network_to_memory"])
 
     def _join_prefix(self, node):

@@ -124,7 +124,7 @@ def cmd_bench_topologies(args):
 
 def cmd_machines(args):
     """The paper machines ``--like`` takes, with the balance each gives and where it comes from."""
-    from crosstalk.machines import all_machines, ratios
+    from crosstalk.site.machines import all_machines, ratios
     rows = []
     for machine in all_machines().values():
         r = ratios(machine)

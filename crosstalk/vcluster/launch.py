@@ -4,7 +4,7 @@ modules through."""
 import shlex
 import shutil
 
-from crosstalk import mpich
+from crosstalk.site import mpich
 from crosstalk.vcluster.balance import CpuShares
 from crosstalk.vcluster.procs import NODE_NAMESPACES, write_if_changed
 

@@ -144,7 +144,7 @@ def read_inventory(path, **overrides):
     like = like_override or gv.get("vcluster_like")
     fabric = None
     if like:
-        from crosstalk.machines import load, ratios
+        from crosstalk.site.machines import load, ratios
         try:
             fabric = ratios(load(like))["fabric"]
         except InputError as err:

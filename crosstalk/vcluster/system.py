@@ -8,8 +8,8 @@ here, so a copy of the inventory with another name, size, subnet or rate needs n
 """
 import copy
 
-from crosstalk import mpich
 from crosstalk.errors import InputError
+from crosstalk.site import mpich
 from crosstalk.vcluster import VCluster, format_rate
 
 #: Variables of VCluster.env() a partition gets, by launcher.
@@ -20,7 +20,7 @@ SRUN_VARS = ("SLURM_MPI_TYPE",)
 #: An inventory that lists ``environments`` replaces these.
 OPENMPI = {"name": "gnu-openmpi", "mpi": "openmpi", "cc": "mpicc.openmpi", "cxx": "mpicxx.openmpi",
            "ftn": "mpif90.openmpi", "features": ["mpi", "openmp"]}
-#: MPICH 5 from the project's prefix (crosstalk/mpich.py); C and C++ only (the wheel has no Fortran).
+#: MPICH 5 from the project's prefix (crosstalk/site/mpich.py); C and C++ only (the wheel has no Fortran).
 #: Its OFI netmod (libfabric's sockets provider on the node's subnet): under its UCX netmod a 2-rank
 #: RMA load stopped by SIGTERM lost its stop message in 4 of 6 runs and hung; OFI stopped 8 of 8.
 #: MPICH's own shared memory serves ranks of one node only (it goes by host name). srun uses PMI-2.

@@ -17,8 +17,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 
 from crosstalk import reference_file
-from crosstalk.hostclass import host_class
 from crosstalk.portable import applies, violation
+from crosstalk.site.hostclass import host_class
 from crosstalk.specs import current_profile, load_spec
 from xtlib.launch import container_image, container_mpi, set_launcher_options
 

@@ -1,6 +1,6 @@
 """Paired rounds: a job that measures its conditions in turn, K times over (A B A B ...: a kernel's
 ``--rounds``), reports each performance value as the median over the rounds and keeps every round's
-value in ``round_values``. The run report carries it; crosstalk.ingest makes one row per round, so
+value in ``round_values``. The run report carries it; crosstalk.analysis.ingest makes one row per round, so
 the claims pair the conditions round by round (drift of a shared host between rounds cancels)."""
 import statistics
 

@@ -2,7 +2,7 @@
 
 Open MPI needs osc/ucx for MPI_THREAD_MULTIPLE RMA (osc/pt2pt refuses it); on this single host
 UCX's tcp transport over lo stands in for the cross-node UCX_TLS=tcp,self setting. MPICH is
-tested too: the project's MPICH 5 (crosstalk/mpich.py, its own build dir).
+tested too: the project's MPICH 5 (crosstalk/site/mpich.py, its own build dir).
 """
 import math
 import os
@@ -12,7 +12,7 @@ import time
 import pytest
 from xt_bench import build_bench, json_lines, mpirun_cmd
 
-from crosstalk import mpich
+from crosstalk.site import mpich
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
 pytestmark = pytest.mark.slow

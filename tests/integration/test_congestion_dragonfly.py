@@ -12,8 +12,8 @@ import pytest
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, reported_values
 
-from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import of_provenance
+from crosstalk.site.hostclass import from_provenance
+from crosstalk.site.systemfacts import of_provenance
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 INVENTORY = REPO / "inventories" / "vcluster-dragonfly"

@@ -21,7 +21,7 @@ import pytest
 from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk.ingest import attempt_reports, load_run
+from crosstalk.analysis.ingest import attempt_reports, load_run
 from crosstalk.models.congestion import CANARIES, IMPACTS
 from crosstalk.specs import load_spec
 

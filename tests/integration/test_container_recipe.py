@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from xt_testing import REPO
 
-from crosstalk.containers import DEF_FILE, lint_def
+from crosstalk.site.containers import DEF_FILE, lint_def
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]
 

@@ -16,7 +16,7 @@ import pytest
 from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk.ingest import load_run
+from crosstalk.analysis.ingest import load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from xt_testing import REPO, venv_tool
 
-from crosstalk.configrender import render
+from crosstalk.site.configrender import render
 
 pytestmark = pytest.mark.slow
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -16,7 +16,7 @@ import pytest
 from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk.ingest import load_run
+from crosstalk.analysis.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
 from crosstalk.specs import load_spec
 

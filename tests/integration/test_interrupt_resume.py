@@ -23,8 +23,8 @@ import pytest
 from vcluster_fixtures import REPO, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk import leftovers, runstatus
-from crosstalk.ingest import load_run
+from crosstalk.analysis.ingest import load_run
+from crosstalk.run import leftovers, runstatus
 
 pytestmark = pytest.mark.slow
 #: Seconds for a job to show up; the quick congestion profile reaches its first kernel in ~20 s.

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import binomtest
 from xt_testing import venv_tool
 
-from crosstalk.ingest import load_run
+from crosstalk.analysis.ingest import load_run
 from crosstalk.specs import load_spec
 
 pytestmark = [pytest.mark.slow, pytest.mark.machine("local")]

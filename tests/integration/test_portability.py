@@ -16,8 +16,8 @@ import yaml
 from vcluster_fixtures import REPO, copy_inventory
 from xt_testing import reported_values, venv_tool
 
-from crosstalk.collect import collect
-from crosstalk.ingest import load_run
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.ingest import load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 

@@ -15,11 +15,11 @@ import pytest
 from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
+from crosstalk.analysis.report import WORKFLOW, experiment_table, figure_ids
 from crosstalk.claims import spec_claims
 from crosstalk.cli import main
 from crosstalk.figures import FIGURES
-from crosstalk.hostclass import from_provenance
-from crosstalk.report import WORKFLOW, experiment_table, figure_ids
+from crosstalk.site.hostclass import from_provenance
 
 #: Two whole Snakemake reports and a headless browser.
 pytestmark = pytest.mark.slow
@@ -134,9 +134,9 @@ def test_the_report_labels_the_examples_and_counts_them_apart(analysed):
 
 def test_no_examples_flag_leaves_them_out(monkeypatch):
     """`crosstalk report` passes the examples root to the workflow; --no-examples an empty one."""
-    import crosstalk.report
+    import crosstalk.analysis.report
     argvs = []
-    monkeypatch.setattr(crosstalk.report, "run", lambda argv, *a, **k: argvs.append(argv) or
+    monkeypatch.setattr(crosstalk.analysis.report, "run", lambda argv, *a, **k: argvs.append(argv) or
                         subprocess.CompletedProcess(argv, 1))
     main(["report"])
     main(["report", "--no-examples"])

@@ -1,4 +1,4 @@
-"""A run's second stage for real (crosstalk run --budget, crosstalk.secondstage): on the virtual
+"""A run's second stage for real (crosstalk run --budget, crosstalk.run.secondstage): on the virtual
 cluster's Slurm partition, one E4 canary job (3 paired rounds) leaves the incast claims
 inconclusive at the two-look level (3 samples; 6 needed at 95 %); the second stage runs exactly that
 case once more (twice where the pilot's spread asks for more) and the claims are judged on all rounds.
@@ -17,8 +17,8 @@ import pytest
 from vcluster_fixtures import REPO
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
+from crosstalk.analysis.ingest import CASE_COLUMNS, PERF_COLUMNS, load_run
 from crosstalk.claims import judge
-from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, load_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 CASE = "CongestionCanary %congestors=p2p_incast %pport=1 %repeat=0"

@@ -15,8 +15,8 @@ import yaml
 from vcluster_fixtures import REPO, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, venv_tool
 
-from crosstalk import leftovers
-from crosstalk.ingest import load_run
+from crosstalk.analysis.ingest import load_run
+from crosstalk.run import leftovers
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 

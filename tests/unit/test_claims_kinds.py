@@ -11,7 +11,7 @@ import pytest
 
 from crosstalk.claims import judge_claim
 from crosstalk.claims.operands import Table
-from crosstalk.systemfacts import capabilities_of, nic_kind, unmet
+from crosstalk.site.systemfacts import capabilities_of, nic_kind, unmet
 
 SPEC = SimpleNamespace(name="stream")     # a real spec: a not-run reason reads its profiles
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from xt_testing import REPO, venv_tool
 
-from crosstalk.configrender import render
+from crosstalk.site.configrender import render
 
 INVENTORY = REPO / "inventories" / "example-slurm"
 

@@ -5,8 +5,8 @@ import sys
 import pytest
 from xt_testing import REPO
 
-from crosstalk.containers import DEF_FILE, INSTALL_SCRIPT, lint_def, parse_def
 from crosstalk.errors import InputError
+from crosstalk.site.containers import DEF_FILE, INSTALL_SCRIPT, lint_def, parse_def
 
 ORIGINAL = DEF_FILE.read_text()
 
@@ -34,11 +34,11 @@ def test_install_script_is_valid_posix_sh():
 
 
 def test_cli_reports_ok_and_errors(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "crosstalk.containers"], capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, "-m", "crosstalk.site.containers"], capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.strip().endswith(": ok")
     broken = tmp_path / "x.def"
     broken.write_text(ORIGINAL.replace("Bootstrap: debootstrap", "Bootstrap: floppy"))
-    bad = subprocess.run([sys.executable, "-m", "crosstalk.containers", str(broken)],
+    bad = subprocess.run([sys.executable, "-m", "crosstalk.site.containers", str(broken)],
                          capture_output=True, text=True)
     assert bad.returncode == 2
     assert bad.stderr == f"crosstalk: error: {broken}: header.Bootstrap: unknown agent 'floppy'\n"

@@ -4,10 +4,11 @@ change what the report shows). Real drawings of the shipped example runs."""
 import pandas as pd
 import pytest
 
-from crosstalk import examples_root, figurecache
-from crosstalk.collect import collect
+from crosstalk import examples_root
+from crosstalk.analysis import figurecache
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.report import figure_experiments, figure_ids
 from crosstalk.figures import draw
-from crosstalk.report import figure_experiments, figure_ids
 
 
 @pytest.fixture(scope="module")

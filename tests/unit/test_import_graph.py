@@ -53,3 +53,31 @@ def test_no_import_cycle():
             for d in graph.get_import_details(importer=m, imported=w))
         for c in found]
     assert not found, "import cycles:\n" + "\n".join(where)
+
+
+#: What a site is (its inventory, kind, probes, the virtual cluster that builds it, paper machines'
+#: models, the tools' output parsers) must not depend on how runs are made or read.
+SITE_SIDE = ("crosstalk.site", "crosstalk.vcluster", "crosstalk.models", "crosstalk.parsers")
+READING_AND_RUNNING = ("crosstalk.run", "crosstalk.analysis", "crosstalk.claims", "crosstalk.figures")
+#: A run's orchestration is the top: only the command line (by name) and the run layer reach it;
+#: the analysis reads a run's status and takes its locks (crosstalk.run.runstatus, .uselock).
+ORCHESTRATION = ("runner", "session", "supervise", "secondstage", "resume", "leftovers")
+
+
+def _inside(module, packages):
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_site_side_does_not_import_runs_or_analysis():
+    _, edges = import_graph()
+    wrong = sorted((m, w) for m, targets in edges.items() if _inside(m, SITE_SIDE)
+                   for w in targets if _inside(w, READING_AND_RUNNING))
+    assert not wrong, wrong
+
+
+def test_only_the_run_layer_imports_the_orchestration():
+    _, edges = import_graph()
+    top = tuple(f"crosstalk.run.{name}" for name in ORCHESTRATION)
+    wrong = sorted((m, w) for m, targets in edges.items() if not _inside(m, ("crosstalk.run",))
+                   for w in targets if _inside(w, top))
+    assert not wrong, wrong

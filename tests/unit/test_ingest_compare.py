@@ -9,11 +9,11 @@ import pytest
 from xt_testing import REPO, venv_tool
 
 from crosstalk import examples_root
-from crosstalk.collect import collect
-from crosstalk.compare import compare_tables, load_values
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.compare import compare_tables, load_values
+from crosstalk.analysis.ingest import PERF_COLUMNS, load_run
 from crosstalk.errors import InputError
-from crosstalk.hostclass import from_provenance
-from crosstalk.ingest import PERF_COLUMNS, load_run
+from crosstalk.site.hostclass import from_provenance
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
 (RUN,) = sorted((RUNS / "local" / "runs").iterdir())

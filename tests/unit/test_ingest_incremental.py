@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from xt_testing import REPO
 
-from crosstalk import examples_root, ingest, ingestcache
-from crosstalk.collect import collect
+from crosstalk import examples_root
+from crosstalk.analysis import ingest, ingestcache
+from crosstalk.analysis.collect import collect
 
 FIXTURE = next((REPO / "tests" / "fixtures" / "runs" / "local" / "runs").iterdir())
 #: The shipped example runs, smallest first (the first has a handful of rows, the others hundreds).

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from xt_testing import REPO
 
+from crosstalk.analysis.ingest import PERF_COLUMNS, load_run
 from crosstalk.claims import judge_claim
 from crosstalk.claims.operands import SAMPLE_KEY, Table, values
 from crosstalk.errors import InputError
-from crosstalk.ingest import PERF_COLUMNS, load_run
 from crosstalk.specs import load_spec
 
 (RUN,) = sorted((REPO / "tests" / "fixtures" / "runs" / "local" / "runs").iterdir())
@@ -93,7 +93,7 @@ def test_a_reference_is_calibrated_from_the_reported_values_not_the_rounds(tmp_p
 
     import yaml
 
-    from crosstalk.references import calibrate
+    from crosstalk.analysis.references import calibrate
     run = with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]})
     (path,) = calibrate("local", [run], out_dir=tmp_path / "refs")
     refs = yaml.safe_load(path.read_text())
@@ -121,7 +121,7 @@ def test_a_metric_without_rounds_pairs_with_the_median_of_anothers_rounds():
 
 def test_compare_reads_one_reported_value_per_case_sample(tmp_path):
     """crosstalk compare tests medians of runs' reported values: a case's rounds count once."""
-    from crosstalk.ingest import reported
+    from crosstalk.analysis.ingest import reported
     df = pd.DataFrame(load_run(with_rounds(tmp_path, {"triad_bw": [3.0, 1.0, 2.0]}))[0], columns=PERF_COLUMNS)
     out = reported(df)
     plain = pd.DataFrame(load_run(RUN)[0], columns=PERF_COLUMNS)

@@ -6,9 +6,9 @@ import pytest
 import yaml
 from xt_testing import REPO, venv_tool
 
-from crosstalk.configrender import render
 from crosstalk.errors import InputError
-from crosstalk.inventory import load_system
+from crosstalk.site.configrender import render
+from crosstalk.site.inventory import load_system
 
 SHIPPED = ["local", "example-slurm"]
 

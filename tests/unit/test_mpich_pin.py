@@ -4,7 +4,7 @@ import subprocess
 
 from xt_testing import REPO
 
-from crosstalk import mpich
+from crosstalk.site import mpich
 
 
 def test_bootstrap_installs_the_pinned_mpich():

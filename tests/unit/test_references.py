@@ -1,8 +1,8 @@
-"""Reference tolerances and ReFrame thresholds (crosstalk.references)."""
+"""Reference tolerances and ReFrame thresholds (crosstalk.analysis.references)."""
 import pytest
 import reframe.utility.sanity as sn
 
-from crosstalk.references import DEFAULT_MIN_MARGIN, SINGLE_VALUE_MARGIN, thresholds, tolerance
+from crosstalk.analysis.references import DEFAULT_MIN_MARGIN, SINGLE_VALUE_MARGIN, thresholds, tolerance
 
 
 def test_tolerance_is_k_robust_cvs_with_a_floor():

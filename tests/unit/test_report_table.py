@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from crosstalk import examples_root
-from crosstalk.collect import collect
-from crosstalk.report import experiment_table, format_number
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.report import experiment_table, format_number
 
 
 def per_group_table(perf):

@@ -1,7 +1,7 @@
 """A run's state across a first pass and a later stage: a stage runs none of the failed cases
 again, so a failed run stays failed; after a resume that passed them, a stage keeps it finished."""
-from crosstalk import runstatus
-from crosstalk.supervise import Outcome
+from crosstalk.run import runstatus
+from crosstalk.run.supervise import Outcome
 
 
 def test_a_stage_keeps_a_failed_run_failed(tmp_path):
@@ -24,7 +24,7 @@ def test_a_stage_after_a_passing_resume_leaves_the_run_finished(tmp_path):
 
 
 def test_a_stage_drops_the_runs_selection_and_copies_but_keeps_the_rest():
-    from crosstalk.secondstage import stage_reframe_args
+    from crosstalk.run.secondstage import stage_reframe_args
     args = ["--system", "vcluster:slurm", "-n", "^Foo$", "--repeat", "3", "--reruns=2", "-x", "Bar",
             "--max-retries", "2", "-S", "x=1"]
     assert stage_reframe_args(args) == ["--system", "vcluster:slurm", "--max-retries", "2", "-S", "x=1"]

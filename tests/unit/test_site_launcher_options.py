@@ -8,7 +8,7 @@ import subprocess
 
 from xt_testing import REPO, venv_tool
 
-from crosstalk.configrender import render
+from crosstalk.site.configrender import render
 
 
 def test_the_partitions_launcher_options_are_on_every_step(tmp_path):

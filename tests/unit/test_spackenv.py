@@ -9,7 +9,7 @@ import yaml
 from xt_testing import REPO
 
 from crosstalk.errors import InputError
-from crosstalk.spackenv import SPECS_FILE, load_specs, package_name, render_spack_env
+from crosstalk.site.spackenv import SPECS_FILE, load_specs, package_name, render_spack_env
 
 SHIPPED = ["local", "example-slurm"]
 REPO_PACKAGES = REPO / "spack-envs" / "repo" / "packages"
@@ -159,7 +159,7 @@ def test_spec_versions_exist_in_our_recipes():
 
 def test_cli_reports_changed_then_ok_and_check_writes_nothing(tmp_path):
     def cli(*extra):
-        return subprocess.run([sys.executable, "-m", "crosstalk.spackenv", "-i", "local",
+        return subprocess.run([sys.executable, "-m", "crosstalk.site.spackenv", "-i", "local",
                                "-o", str(tmp_path / "env"), *extra], capture_output=True, text=True)
 
     target = tmp_path / "env" / "spack.yaml"
@@ -167,6 +167,6 @@ def test_cli_reports_changed_then_ok_and_check_writes_nothing(tmp_path):
     assert cli().stdout == f"changed {target}\n" and target.exists()
     assert cli().stdout == f"ok {target}\n"
     assert cli("--check").stdout == f"ok {target}\n"
-    bad = subprocess.run([sys.executable, "-m", "crosstalk.spackenv", "-i", "nosuch"],
+    bad = subprocess.run([sys.executable, "-m", "crosstalk.site.spackenv", "-i", "nosuch"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("crosstalk: error: nosuch: inventory: no such inventory")

@@ -16,7 +16,7 @@ WAITING_CALLS = {"run", "call", "check_call", "check_output"}
 #: (file, function) -> why its Popen is bounded.
 POPEN_ALLOWED = {
     ("crosstalk/proc.py", "run"): "communicate(timeout=...), then the process group is ended",
-    ("crosstalk/session.py", "run_reframe"): "supervise() waits; the session time limit stops it",
+    ("crosstalk/run/session.py", "run_reframe"): "supervise() waits; the session time limit stops it",
     ("crosstalk/vcluster/nodes.py", "popen"): "forwards to Popen for callers listed here",
     ("crosstalk/vcluster/iperf.py", "iperf_flows"): "clients communicate(timeout=...); servers "
                                                         "exit after one client, else killed in finally",

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from crosstalk import uselock
 from crosstalk.errors import CrosstalkError
-from crosstalk.session import _session_factor, parse_duration
-from crosstalk.supervise import supervise
+from crosstalk.run import uselock
+from crosstalk.run.session import _session_factor, parse_duration
+from crosstalk.run.supervise import supervise
 
 #: A stand-in for ReFrame: exits 1 on SIGTERM (like its abort path), or ignores SIGTERM.
 CHILD = """
@@ -111,7 +111,7 @@ def lock_holder(code):
 
 def test_a_held_lock_refuses_a_second_user_naming_the_first(tmp_path):
     path = tmp_path / "x.lock"
-    code = (f"from crosstalk import uselock; import time\n"
+    code = (f"from crosstalk.run import uselock; import time\n"
             f"with uselock.held({str(path)!r}, 'crosstalk run R1'):\n"
             f"    print('held', flush=True); time.sleep(30)\n")
     with lock_holder(code) as holder:

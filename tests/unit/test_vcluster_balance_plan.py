@@ -48,7 +48,7 @@ def test_describe_names_a_fabric_target_and_a_shortfall():
 
 
 def test_machines_come_from_the_transcribed_tables_with_their_ratio():
-    from crosstalk.machines import all_machines, load, ratios
+    from crosstalk.site.machines import all_machines, load, ratios
     westmere = load("groves2017-westmere-800-mhz")
     # Table 2.2: QDR IB at 32 Gbit/s (4 GB/s) over 12.8 GB/s of peak DRAM, 4 cores
     assert ratios(westmere) == {"network_to_memory": 4 / 12.8, "network_to_compute": None, "cores": 4,
@@ -70,7 +70,7 @@ def test_machines_come_from_the_transcribed_tables_with_their_ratio():
 @pytest.mark.parametrize("bad", ["nonesuch", "../etc/passwd", "Groves2017-Westmere-800-MHz"])
 def test_an_unknown_machine_is_a_one_line_error_naming_the_tables(bad):
     from crosstalk.errors import InputError
-    from crosstalk.machines import load
+    from crosstalk.site.machines import load
     with pytest.raises(InputError) as err:
         load(bad)
     text = str(err.value)
@@ -84,7 +84,7 @@ def test_vcluster_machines_lists_every_target_with_its_balance_and_source():
 
     from xt_testing import venv_tool
 
-    from crosstalk.machines import all_machines
+    from crosstalk.site.machines import all_machines
     out = subprocess.run([venv_tool("crosstalk"), "vcluster", "machines", "--json"], capture_output=True,
                          text=True, timeout=60)
     rows = {r["id"]: r for r in json.loads(out.stdout)}

@@ -88,7 +88,7 @@ def test_inventory_topology_error_names_file_and_field(tmp_path):
 
 
 def test_a_machines_fabric_balance_sets_the_global_links_and_uplinks():
-    from crosstalk.machines import load, ratios
+    from crosstalk.site.machines import load, ratios
     theta = ratios(load("chunduri2019-theta"))["fabric"]        # GPCNeT Table 1: 55 % global:injection
     fly = build("dragonfly:groups=3,routers=2", NODES, 100 * 10**6, fabric=theta)
     # a group's 4 nodes inject 400 Mbit/s; its 2 global links carry 55 % of that: 110 Mbit/s each
@@ -104,7 +104,7 @@ def test_a_machines_fabric_balance_sets_the_global_links_and_uplinks():
     ("dragonfly:groups=3,global=3", "sets global= and the machine sets it to 1.1"),
 ])
 def test_a_topology_that_contradicts_the_machines_fabric_is_refused(text, message):
-    from crosstalk.machines import load, ratios
+    from crosstalk.site.machines import load, ratios
     with pytest.raises(CrosstalkError) as err:
         build(text, NODES, 100 * 10**6, fabric=ratios(load("chunduri2019-theta"))["fabric"])
     assert message in str(err.value) and "\n" not in str(err.value)

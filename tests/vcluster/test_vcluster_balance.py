@@ -13,7 +13,7 @@ import pytest
 from vcluster_fixtures import INVENTORY, skip_unless_root
 from xt_testing import venv_tool
 
-from crosstalk.machines import load, ratios
+from crosstalk.site.machines import load, ratios
 from crosstalk.vcluster.balance import build_triad, cgroup_cpu_root, triad_argv, triad_of
 from crosstalk.vcluster.iperf import iperf_flows
 

@@ -92,7 +92,7 @@ def test_bad_overrides():
 def test_a_copy_under_another_name_is_another_cluster(tmp_path):
     """The cluster is named after the system (crosstalk.yml), its state and ReFrame configuration
     follow: a copy of the inventory edited as a site would needs no other change."""
-    from crosstalk.inventory import load_system
+    from crosstalk.site.inventory import load_system
     inv = _copy(tmp_path)
     _edit(inv / "group_vars" / "all" / "crosstalk.yml",
           lambda d: d["crosstalk_system"].update(name="vcsix"))
@@ -113,7 +113,7 @@ def test_a_copy_under_another_name_is_another_cluster(tmp_path):
 
 
 def test_partition_larger_than_the_cluster_is_refused(tmp_path):
-    from crosstalk.inventory import load_system
+    from crosstalk.site.inventory import load_system
     inv = _copy(tmp_path)
     _edit(inv / "group_vars" / "all" / "crosstalk.yml",
           lambda d: d["crosstalk_system"]["partitions"][0].update(nodes=9))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from vcluster_fixtures import INVENTORY, compile_mpi
 
-from crosstalk import mpich
+from crosstalk.site import mpich
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
@@ -57,8 +57,8 @@ def test_mpich_traffic_between_nodes_crosses_the_shaped_link(vcluster, pingpong_
 
 
 def test_the_rendered_config_offers_both_mpis_on_both_partitions():
-    from crosstalk.configrender import render_reframe_config
-    from crosstalk.inventory import load_system
+    from crosstalk.site.configrender import render_reframe_config
+    from crosstalk.site.inventory import load_system
     config = render_reframe_config(load_system(INVENTORY), INVENTORY)
     envs = {e["name"]: e for e in config["environments"]}
     assert {e["extras"]["mpi"] for e in envs.values()} == {"openmpi", "mpich"}

@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from crosstalk import REPO_ROOT  # noqa: E402
+from crosstalk.analysis.report import WORKFLOW, workflow_timeout  # noqa: E402
 from crosstalk.errors import CrosstalkError  # noqa: E402
 from crosstalk.proc import run  # noqa: E402
-from crosstalk.report import WORKFLOW, workflow_timeout  # noqa: E402
 from crosstalk.specs import all_specs  # noqa: E402
 
 CASES_PER_RUN = 2000
@@ -166,8 +166,8 @@ def time_collect(phase, results):
     """One collection in this (fresh) process: prints its seconds and the process's peak RSS."""
     import resource
 
-    from crosstalk.collect import collect
-    from crosstalk.ingestcache import CACHE_NAME
+    from crosstalk.analysis.collect import collect
+    from crosstalk.analysis.ingestcache import CACHE_NAME
     cache = results / CACHE_NAME
     if phase == "first":
         shutil.rmtree(cache, ignore_errors=True)

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from crosstalk.figurecache import DRAWING_INPUTS
-from crosstalk.report import BENCHMARK_PAGES
+from crosstalk.analysis.figurecache import DRAWING_INPUTS
+from crosstalk.analysis.report import BENCHMARK_PAGES
 
 
 def results_dir(table_path, system=False):
@@ -43,8 +43,8 @@ def report_code(wildcards):
     """What renders a page besides its tables: the template, the report and claims code (with
     what verdicts read: platform facts, fitted models, the queue model's adapter, paper tables)
     and the specs (their claims and titles); a change to any re-renders the pages."""
-    return _repo_files("crosstalk/templates/*", "crosstalk/report.py", "crosstalk/claims/*.py",
-                       "crosstalk/systemfacts.py", "crosstalk/models/*.py", "crosstalk/figures/casas.py",
+    return _repo_files("crosstalk/analysis/templates/*", "crosstalk/analysis/report.py", "crosstalk/claims/*.py",
+                       "crosstalk/site/systemfacts.py", "crosstalk/models/*.py", "crosstalk/figures/casas.py",
                        "results/papers/*.csv", "experiments/*.yaml")
 
 

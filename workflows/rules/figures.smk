@@ -1,5 +1,5 @@
 # One job per scope draws all its figures (one interpreter and matplotlib start-up, not one per
-# figure) and redraws only those whose rows or drawing code changed (crosstalk/figurecache.py).
+# figure) and redraws only those whose rows or drawing code changed (crosstalk/analysis/figurecache.py).
 FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
 
 

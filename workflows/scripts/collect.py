@@ -3,8 +3,8 @@ Each run's rows are kept in ``<results>/.collect/``: only new or changed runs ar
 import sys
 from pathlib import Path
 
-from crosstalk.collect import collect
-from crosstalk.ingestcache import CACHE_NAME
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.ingestcache import CACHE_NAME
 
 with open(snakemake.log[0], "w") as log:  # noqa: F821 (snakemake injects it)
     perf, cases, errors = collect(snakemake.params.results, snakemake.params.systems,  # noqa: F821

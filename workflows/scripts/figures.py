@@ -3,7 +3,7 @@ import time
 
 import pandas as pd
 
-from crosstalk.figurecache import draw_scope
+from crosstalk.analysis.figurecache import draw_scope
 
 started = time.monotonic()
 perf = pd.read_parquet(snakemake.input.perf)  # noqa: F821

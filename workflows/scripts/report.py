@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from crosstalk.report import benchmark_sections, write_report
+from crosstalk.analysis.report import benchmark_sections, write_report
 
 sm = snakemake  # noqa: F821
 perf = pd.read_parquet(sm.input.perf)

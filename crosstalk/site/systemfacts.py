@@ -55,7 +55,7 @@ def topology_of(prov):
 
 def of_provenance(prov, host_class):
     """The facts of a run: ``prov`` its provenance, ``host_class`` what
-    :func:`crosstalk.hostclass.from_provenance` made of it."""
+    :func:`crosstalk.site.hostclass.from_provenance` made of it."""
     fp = host_class.get("fingerprint") or {}
     kind = prov.get("kind")
     if kind is None and prov.get("link_state"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from crosstalk import REPO_ROOT
-from crosstalk.report import figure_experiments
+from crosstalk.analysis.report import figure_experiments
 
 #: What draws a figure besides its rows: the drawing code, the models it fits, the papers' tables.
 DRAWING_INPUTS = ("crosstalk/figures", "crosstalk/models", "results/papers")

@@ -8,7 +8,7 @@
 import os
 
 from crosstalk.errors import InputError
-from crosstalk.hostclass import memory_gib
+from crosstalk.site.hostclass import memory_gib
 
 
 def complete(system, inventory, source):

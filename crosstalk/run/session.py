@@ -1,5 +1,5 @@
 """One ReFrame session of a run: its command line and environment, its time limit, its
-supervision (Ctrl-C, SIGTERM: ``crosstalk.supervise``) and the clean-up after it was stopped."""
+supervision (Ctrl-C, SIGTERM: ``crosstalk.run.supervise``) and the clean-up after it was stopped."""
 import fcntl
 import os
 import subprocess
@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, leftovers, proc
-from crosstalk.configrender import config_path
-from crosstalk.supervise import supervise
+from crosstalk import REPO_ROOT, proc
+from crosstalk.run import leftovers
+from crosstalk.run.supervise import supervise
+from crosstalk.site.configrender import config_path
 
 TESTS_DIR = REPO_ROOT / "reframe-tests"
 #: Seconds for squeue/scancel while cleaning up after an interrupt.

@@ -1,6 +1,6 @@
 """Incremental collection: each run directory is read once and kept as Parquet parts.
 
-``crosstalk.collect.collect(..., cache=<results>/.collect)`` keeps, for each run directory::
+``crosstalk.analysis.collect.collect(..., cache=<results>/.collect)`` keeps, for each run directory::
 
     <cache>/<origin>/<system>/<run>.<key>.perf.parquet    its performance rows (PERF_COLUMNS)
     <cache>/<origin>/<system>/<run>.<key>.cases.parquet   its test cases (CASE_COLUMNS)
@@ -33,14 +33,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crosstalk import (
-    errors as _errors,
-    hostclass as _hostclass,
-    ingest,
-    runstatus as _runstatus,
-    systemfacts as _systemfacts,
-)
+from crosstalk import errors as _errors
+from crosstalk.analysis import ingest
 from crosstalk.errors import InputError
+from crosstalk.run import runstatus as _runstatus
+from crosstalk.site import hostclass as _hostclass, systemfacts as _systemfacts
 
 #: The cache directory's name under a results directory (the workflow's default).
 CACHE_NAME = ".collect"

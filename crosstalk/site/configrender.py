@@ -6,8 +6,8 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import InputError
-from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
-from crosstalk.spackenv import render_spack_env
+from crosstalk.site.inventory import load_system, partition_capabilities, resolve_inventory
+from crosstalk.site.spackenv import render_spack_env
 
 CONFIG_DIR = REPO_ROOT / "reframe-tests" / "config"
 REFERENCES_DIR = REPO_ROOT / "reframe-tests" / "references"

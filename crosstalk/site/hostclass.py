@@ -15,7 +15,7 @@ import platform
 import re
 
 from crosstalk.errors import InputError
-from crosstalk.probes import probe_mpi
+from crosstalk.site.probes import probe_mpi
 
 #: Fields that decide the class; the kernel is recorded but a kernel update is the same hardware.
 CLASS_FIELDS = ("cpu_model", "sockets", "cores", "memory_gib", "numa_nodes", "fabric", "link_rate",

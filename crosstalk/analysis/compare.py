@@ -17,12 +17,12 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
+from crosstalk.analysis.collect import collect
+from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
+from crosstalk.analysis.report import format_number
 from crosstalk.argtypes import number
-from crosstalk.collect import collect
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.ingest import PERF_COLUMNS, load_run, reported
 from crosstalk.models import stats
-from crosstalk.report import format_number
 from crosstalk.specs import better_direction
 
 KEY = ["system", "host_class", "experiment", "test", "partition", "params", "metric"]

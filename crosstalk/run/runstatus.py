@@ -52,7 +52,7 @@ def begin_attempt(run_dir, partitions):
 
 
 def end_attempt(run_dir, number, outcome, keep_failed=False):
-    """Record how attempt ``number`` ended (a ``crosstalk.supervise.Outcome``); the run's state.
+    """Record how attempt ``number`` ended (a ``crosstalk.run.supervise.Outcome``); the run's state.
     ``keep_failed``: the attempt ran none of the failed cases again (a second stage), so a failed
     run stays failed."""
     status = read(run_dir)

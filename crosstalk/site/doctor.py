@@ -1,12 +1,12 @@
-"""``crosstalk doctor``: what this machine has (crosstalk.probes), and which experiments will run
+"""``crosstalk doctor``: what this machine has (crosstalk.site.probes), and which experiments will run
 or be skipped.
 """
 import sys
 
 from crosstalk import reference_file
-from crosstalk.hostclass import host_class
-from crosstalk.inventory import load_system, resolve_inventory
-from crosstalk.probes import detected_capabilities, probe_all
+from crosstalk.site.hostclass import host_class
+from crosstalk.site.inventory import load_system, resolve_inventory
+from crosstalk.site.probes import detected_capabilities, probe_all
 from crosstalk.specs import all_specs
 
 

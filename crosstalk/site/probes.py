@@ -11,9 +11,9 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from crosstalk import mpich
 from crosstalk.errors import CrosstalkError
 from crosstalk.proc import run
+from crosstalk.site import mpich
 
 
 @dataclass

@@ -9,12 +9,12 @@ import re
 
 import pandas as pd
 
-from crosstalk import runstatus
+from crosstalk.analysis.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_testcases, load_run
 from crosstalk.claims import counts, judge
 from crosstalk.claims.judge import confidence_for
 from crosstalk.claims.plan import TWO_STAGE_LOOKS, plan
 from crosstalk.errors import InputError
-from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_testcases, load_run
+from crosstalk.run import runstatus
 
 
 def case_durations(run_dir):

@@ -1,6 +1,6 @@
 """``crosstalk refs calibrate``: write a system's ReFrame references from its measured runs.
 
-References are per system **and host class** (``crosstalk.hostclass``):
+References are per system **and host class** (``crosstalk.site.hostclass``):
 ``reframe-tests/references/<system>/<host-class>.yaml``, chosen at run time for the host the run is
 on; a real cluster with one node type may keep one ``<system>.yaml`` for every host class
 (``--system-wide``). With neither, the run is in explore mode. Each file is in ReFrame 4.10's
@@ -73,7 +73,7 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
               system_wide=False):
     """Write one reference file per host class found in ``run_dirs`` (runs of different hardware
     are never pooled); ``system_wide`` writes ``<system>.yaml`` from runs of one host class."""
-    from crosstalk.ingest import PERF_COLUMNS, load_run, reported
+    from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
     rows = []
     for run_dir in run_dirs:
         perf, _ = load_run(run_dir)

@@ -158,7 +158,7 @@ def load_system(inventory_dir):
     if duplicates:
         raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.partitions",
                          f"duplicate partition name {duplicates[0]!r}")
-    from crosstalk.systemkind import complete
+    from crosstalk.site.systemkind import complete
     return complete(system, inventory, defining_file(inventory, SYSTEM_VAR))
 
 

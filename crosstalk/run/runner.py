@@ -12,15 +12,16 @@ import sys
 import time
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, reference_file, results_root, resume as resume_mod, runstatus, uselock
-from crosstalk.configrender import render
+from crosstalk import REPO_ROOT, __version__, reference_file, results_root
+from crosstalk.analysis.references import calibrate_command
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.hostclass import host_class
-from crosstalk.inventory import load_system, partition_capabilities, resolve_inventory
-from crosstalk.probes import probe_all
-from crosstalk.references import calibrate_command
-from crosstalk.secondstage import run_second_stage
-from crosstalk.session import Session, parse_duration, test_module
+from crosstalk.run import resume as resume_mod, runstatus, uselock
+from crosstalk.run.secondstage import run_second_stage
+from crosstalk.run.session import Session, parse_duration, test_module
+from crosstalk.site.configrender import render
+from crosstalk.site.hostclass import host_class
+from crosstalk.site.inventory import load_system, partition_capabilities, resolve_inventory
+from crosstalk.site.probes import probe_all
 from crosstalk.specs import PROFILES, SPECS_DIR_ENV, all_specs
 
 VERSIONED = ("MPI", "Slurm", "Compiler")
@@ -160,7 +161,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         out=sys.stdout, budget_s=None):
     """A new run of the suite; (exit status, run directory). ``budget_s``: seconds for the whole
     run, first stage included; what the first stage leaves goes to a second stage
-    (crosstalk.secondstage)."""
+    (crosstalk.run.secondstage)."""
     started = time.monotonic()
     inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
     system = description["name"]

@@ -1,6 +1,6 @@
 """Collect ReFrame runs from ``results/<system>/runs/<run-id>/`` into tidy tables.
 
-Every row carries the run's host class (``crosstalk.hostclass``) and origin: ``user`` for runs under
+Every row carries the run's host class (``crosstalk.site.hostclass``) and origin: ``user`` for runs under
 the results directory, ``example`` for the runs shipped with crosstalk (``examples/runs/``).
 ``platform`` (``system@host-class``, marked when an example) is the key that groups numbers: runs of
 different hardware, or shipped examples and a user's own runs, are never pooled.
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from crosstalk import runstatus
 from crosstalk.errors import InputError
-from crosstalk.hostclass import from_provenance
-from crosstalk.systemfacts import encode as encode_facts, of_provenance as facts_of, topology_of
+from crosstalk.run import runstatus
+from crosstalk.site.hostclass import from_provenance
+from crosstalk.site.systemfacts import encode as encode_facts, of_provenance as facts_of, topology_of
 
 
 def platform_of(system, host_class, origin="user"):
@@ -50,7 +50,7 @@ PERF_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "par
                 "round", "run_id",
                 "time", "nodes", "git_commit", "spec_hash", "build_origin", "link_state", "topology", "profile"]
 #: One row per test case (passed, failed or skipped) with the reason, its platform's facts
-#: (crosstalk.systemfacts, JSON text: what claims' `where:` reads) and its run's looks at the data
+#: (crosstalk.site.systemfacts, JSON text: what claims' `where:` reads) and its run's looks at the data
 #: (2 after a second stage: the claims are then judged at the confidence two looks allow).
 CASE_COLUMNS = ["system", "host_class", "host_label", "origin", "platform", "partition", "environ", "experiment",
                 "test", "case", "params", "result",

@@ -16,7 +16,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.inventory import defining_file, load_system, load_vars, resolve_inventory
+from crosstalk.site.inventory import defining_file, load_system, load_vars, resolve_inventory
 
 SPACK_VAR = "crosstalk_spack"
 SPACK_DIR = REPO_ROOT / "spack-envs"
@@ -178,11 +178,11 @@ def render_spack_env(inventory_dir, out_dir):
 
 
 def main(argv=None):
-    """``python -m crosstalk.spackenv -i INVENTORY [-o DIR] [--check]``: print ``changed``/``ok``.
+    """``python -m crosstalk.site.spackenv -i INVENTORY [-o DIR] [--check]``: print ``changed``/``ok``.
 
     playbooks/spack.yml uses the word to report idempotently (and --check in check mode).
     """
-    parser = argparse.ArgumentParser(prog="python -m crosstalk.spackenv", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m crosstalk.site.spackenv", description=main.__doc__)
     parser.add_argument("--inventory", "-i", required=True)
     parser.add_argument("--output", "-o", type=Path, help="default: spack-envs/<system>")
     parser.add_argument("--check", action="store_true", help="report only, write nothing")

@@ -1,13 +1,13 @@
 """Collection: every run found under a results directory (and the shipped examples), as one
 performance table and one table of test cases, read from scratch or through the per-run cache
-(crosstalk.ingestcache)."""
+(crosstalk.analysis.ingestcache)."""
 from pathlib import Path
 
 import pandas as pd
 
-from crosstalk import ingestcache
+from crosstalk.analysis import ingestcache
+from crosstalk.analysis.ingest import CASE_COLUMNS, PERF_COLUMNS, load_run, run_dirs
 from crosstalk.errors import InputError
-from crosstalk.ingest import CASE_COLUMNS, PERF_COLUMNS, load_run, run_dirs
 
 
 def collect(results_dir, systems=None, examples_dir=None, cache=None):
@@ -15,7 +15,7 @@ def collect(results_dir, systems=None, examples_dir=None, cache=None):
     under ``results_dir``, the shipped examples under ``examples_dir`` (same layout), labelled.
 
     ``cache``: a directory (``crosstalk report`` passes ``<results>/.collect``) keeping each run's
-    rows, so that only new or changed runs are read (``crosstalk.ingestcache``; same tables).
+    rows, so that only new or changed runs are read (``crosstalk.analysis.ingestcache``; same tables).
     None (the default): every run is read and nothing is written, for callers that look at a
     few runs (compare)."""
     roots = [(Path(results_dir), "user")] + ([(Path(examples_dir), "example")] if examples_dir else [])

@@ -10,15 +10,16 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from crosstalk import REPO_ROOT, examples_root, results_root, uselock
+from crosstalk import REPO_ROOT, examples_root, results_root
+from crosstalk.analysis.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.bibliography import bibliography, citation
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.hostclass import from_provenance
-from crosstalk.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.proc import run
+from crosstalk.run import uselock
+from crosstalk.site.hostclass import from_provenance
+from crosstalk.site.systemfacts import topology_of
 from crosstalk.specs import all_specs
-from crosstalk.systemfacts import topology_of
 from crosstalk.vcluster.balance import describe as describe_balance
 
 WORKFLOW = REPO_ROOT / "workflows" / "Snakefile"
@@ -87,7 +88,7 @@ def experiment_table(perf):
 
 def load_runs(results_dir, systems, examples_dir=None):
     """Provenance of the user's runs, then of the shipped examples, each with its ``host_class``
-    (``crosstalk.hostclass.from_provenance``), ``origin`` and ``platform``."""
+    (``crosstalk.site.hostclass.from_provenance``), ``origin`` and ``platform``."""
     runs = []
     for root, origin in ((results_dir, "user"), (examples_dir, "example")):
         for path in sorted(Path(root).glob("*/runs/*/provenance.json")) if root else ():

@@ -9,8 +9,8 @@ import json
 import re
 
 from crosstalk import results_root
+from crosstalk.analysis.ingest import attempt_reports
 from crosstalk.errors import InputError
-from crosstalk.ingest import attempt_reports
 
 DONE = {"pass", "skip", "xfail"}
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
