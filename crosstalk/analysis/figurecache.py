@@ -14,18 +14,22 @@ import pandas as pd
 
 from crosstalk import REPO_ROOT
 from crosstalk.analysis.report import figure_experiments
+from crosstalk.codedeps import code_files
 
-#: What draws a figure besides its rows: the drawing code, the models it fits, the papers' tables.
-DRAWING_INPUTS = ("crosstalk/figures", "crosstalk/models", "results/papers")
 SUFFIXES = ("png", "svg", "caption.txt")
+
+
+def drawing_inputs():
+    """What draws a figure besides its rows: the figures package and every module it imports
+    (crosstalk.codedeps), and the papers' tables."""
+    papers = REPO_ROOT / "results" / "papers"
+    return code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
 
 
 def _drawing_code_digest():
     digest = hashlib.sha256()
-    for rel in DRAWING_INPUTS:
-        root = REPO_ROOT / rel
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
-            digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
+    for path in drawing_inputs():
+        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

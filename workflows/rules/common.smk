@@ -1,7 +1,8 @@
 from pathlib import Path
 
-from crosstalk.analysis.figurecache import DRAWING_INPUTS
+from crosstalk.analysis.figurecache import drawing_inputs
 from crosstalk.analysis.report import BENCHMARK_PAGES
+from crosstalk.codedeps import code_files
 
 
 def results_dir(table_path, system=False):
@@ -40,18 +41,19 @@ def _repo_files(*patterns):
 
 
 def report_code(wildcards):
-    """What renders a page besides its tables: the template, the report and claims code (with
-    what verdicts read: platform facts, fitted models, the queue model's adapter, paper tables)
-    and the specs (their claims and titles); a change to any re-renders the pages."""
-    return _repo_files("crosstalk/analysis/templates/*", "crosstalk/analysis/report.py", "crosstalk/claims/*.py",
-                       "crosstalk/site/systemfacts.py", "crosstalk/models/*.py", "crosstalk/figures/casas.py",
-                       "results/papers/*.csv", "experiments/*.yaml")
+    """What renders a page besides its tables: the report module and every crosstalk module it
+    imports (crosstalk.codedeps: the claims, the facts, models and figure adapters verdicts read),
+    its templates, the papers' tables and the specs (their claims and titles); a change to any
+    re-renders the pages."""
+    return sorted({str(p) for p in code_files("crosstalk.analysis.report")}
+                  | set(_repo_files("crosstalk/analysis/templates/*", "results/papers/*.csv",
+                                    "experiments/*.yaml")))
 
 
 def figure_code(wildcards):
-    """What draws the figures besides their rows (the figure cache's DRAWING_INPUTS); a change
+    """What draws the figures besides their rows (the figure cache's drawing_inputs); a change
     runs the figure jobs, which redraw the figures it concerns."""
-    return _repo_files(*(f"{folder}/**/*" for folder in DRAWING_INPUTS))
+    return [str(p) for p in drawing_inputs()]
 
 
 def benchmark_pages(wildcards):
