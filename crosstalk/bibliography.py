@@ -1,11 +1,11 @@
 """The papers crosstalk reproduces (``results/papers/bibliography.yaml``), cited by key."""
 from functools import lru_cache
 
-import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import InputError
+from crosstalk.validation import validate
 
 BIBLIOGRAPHY_PATH = REPO_ROOT / "results" / "papers" / "bibliography.yaml"
 _TEXT = {"type": "string", "minLength": 1}
@@ -31,9 +31,7 @@ def bibliography(path=BIBLIOGRAPHY_PATH):
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as err:
         raise InputError(path, None, f"unreadable bibliography: {err}".splitlines()[0]) from None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data))
-    if error:
-        raise InputError(path, ".".join(map(str, error.absolute_path)) or None, error.message)
+    validate(data, SCHEMA, path)
     return data
 
 

@@ -22,7 +22,7 @@ def _names(data):
 def _check_operand(op, field, path, data, experiments_dir):
     if "ratio" in op:
         for i, part in enumerate(op["ratio"]):
-            _check_operand(part, f"{field}.ratio.{i}", path, data, experiments_dir)
+            _check_operand(part, f"{field}.ratio[{i}]", path, data, experiments_dir)
         return
     if "spread" in op:
         _check_operand(op["spread"], f"{field}.spread", path, data, experiments_dir)
@@ -55,7 +55,7 @@ def check_claims(path, data, experiments_dir):
     _, params = _names(data)
     seen = set()
     for i, claim in enumerate(data.get("claims", [])):
-        where = f"claims.{i}"
+        where = f"claims[{i}]"
         if claim["id"] in seen:
             raise InputError(path, f"{where}.id", f"{claim['id']!r} is listed twice")
         seen.add(claim["id"])

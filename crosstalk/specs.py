@@ -1,7 +1,6 @@
 """Experiment specs: ``experiments/<name>.yaml``, validated against ``experiments/schema.json``."""
 import hashlib
 import itertools
-import json
 import math
 import os
 import re
@@ -9,13 +8,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.bibliography import BIBLIOGRAPHY_PATH, bibliography
 from crosstalk.claimcheck import check_claims
 from crosstalk.errors import InputError
+from crosstalk.validation import first_error, validate
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 SCHEMA_PATH = EXPERIMENTS_DIR / "schema.json"
@@ -110,14 +109,14 @@ def _check_words(path, data):
                 values = value if group == "parameters" else [value]
                 for i, item in enumerate(values):
                     if isinstance(item, str) and not _WORD.match(item):
-                        raise InputError(path, f"{where}.{name}" + (f".{i}" if group == "parameters" else ""),
+                        raise InputError(path, f"{where}.{name}" + (f"[{i}]" if group == "parameters" else ""),
                                          f"{item!r}: shell metacharacters or whitespace are not allowed "
                                          "(the value goes on a job's command line)")
     for i, fig in enumerate(data.get("figures", [])):
         name = fig.get("paper_data")
         if name is not None and ("/" in name or name.startswith(".")
                                  or not (BIBLIOGRAPHY_PATH.parent / name).is_file()):
-            raise InputError(path, f"figures.{i}.paper_data", f"{name!r}: not the file name of a "
+            raise InputError(path, f"figures[{i}].paper_data", f"{name!r}: not the file name of a "
                              f"table in {BIBLIOGRAPHY_PATH.parent}")
 
 
@@ -142,14 +141,8 @@ def _check_settings(path, data):
 
 
 def _check_setting_type(path, where, decl, value):
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator({"type": decl["type"]}).iter_errors(value))
-    if error is not None:
+    if first_error(value, {"type": decl["type"]}) is not None:
         raise InputError(path, where, f"{value!r} is not of the declared type {decl['type']}")
-
-
-def _field(error):
-    path = ".".join(str(p) for p in error.absolute_path)
-    return path or "(top level)"
 
 
 #: Cases one profile may ask for (the shipped full profiles ask for at most a few hundred): a typo
@@ -173,11 +166,7 @@ def load_spec_file(path):
                          f"invalid YAML: {getattr(err, 'problem', err)}") from None
     if not isinstance(data, dict):
         raise InputError(path, None, "a spec must be a mapping")
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
-    errors = list(validator.iter_errors(data))
-    if errors:
-        err = jsonschema.exceptions.best_match(errors)
-        raise InputError(path, _field(err), err.message)
+    validate(data, SCHEMA_PATH, path)
     _check_words(path, data)
     _check_settings(path, data)
     for name, profile in data["profiles"].items():
@@ -190,21 +179,21 @@ def load_spec_file(path):
     papers = bibliography()
     for i, cite in enumerate(data["citations"]):
         if cite["paper"] not in papers:
-            raise InputError(path, f"citations.{i}.paper",
+            raise InputError(path, f"citations[{i}].paper",
                              f"unknown paper {cite['paper']!r} (known: {', '.join(papers)})")
     metric_names = {m["name"] for m in data["metrics"]}
     for i, fig in enumerate(data.get("figures", [])):
         for metric in fig.get("metrics", []):
             if metric not in metric_names:
-                raise InputError(path, f"figures.{i}.metrics", f"unknown metric {metric!r}")
+                raise InputError(path, f"figures[{i}].metrics", f"unknown metric {metric!r}")
     parameters = set(data["profiles"]["quick"]["parameters"])
     for i, check in enumerate(data.get("portable_checks", [])):
         for key in ("metric", "above"):
             if isinstance(check[key], str) and check[key] not in metric_names:
-                raise InputError(path, f"portable_checks.{i}.{key}", f"unknown metric {check[key]!r}")
+                raise InputError(path, f"portable_checks[{i}].{key}", f"unknown metric {check[key]!r}")
         unknown = set(check.get("when", {})) - parameters
         if unknown:
-            raise InputError(path, f"portable_checks.{i}.when", f"unknown parameter {sorted(unknown)[0]!r}")
+            raise InputError(path, f"portable_checks[{i}].when", f"unknown parameter {sorted(unknown)[0]!r}")
     check_claims(path, data, EXPERIMENTS_DIR)
     for profile in PROFILES:
         if set(data["profiles"][profile]["parameters"]) != set(data["profiles"]["quick"]["parameters"]):

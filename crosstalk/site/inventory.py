@@ -14,12 +14,12 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import InputError
 from crosstalk.proc import run
+from crosstalk.validation import validate
 
 SYSTEM_VAR = "crosstalk_system"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "system.schema.json"
@@ -129,13 +129,6 @@ def defining_file(inventory, var):
     return inventory
 
 
-def _field_path(error):
-    parts = [SYSTEM_VAR]
-    for part in error.absolute_path:
-        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(parts).replace(".[", "[")
-
-
 def load_system(inventory_dir):
     """The validated ``crosstalk_system`` description of an inventory."""
     inventory = resolve_inventory(inventory_dir)
@@ -143,12 +136,7 @@ def load_system(inventory_dir):
     if SYSTEM_VAR not in variables:
         raise InputError(inventory, SYSTEM_VAR, "missing: describe the system in group_vars/all/")
     system = variables[SYSTEM_VAR]
-    schema = json.loads(SCHEMA_PATH.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(system), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = jsonschema.exceptions.best_match(errors)
-        raise InputError(defining_file(inventory, SYSTEM_VAR), _field_path(err), err.message)
+    validate(system, SCHEMA_PATH, defining_file(inventory, SYSTEM_VAR), root=SYSTEM_VAR)
     rate = (system.get("network") or {}).get("link_rate")
     if rate is not None and not float(_RATE.match(rate).group(1)) > 0:
         raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.network.link_rate",

@@ -11,12 +11,12 @@ import re
 import sys
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.site.inventory import defining_file, load_system, load_vars, resolve_inventory
+from crosstalk.validation import validate
 
 SPACK_VAR = "crosstalk_spack"
 SPACK_DIR = REPO_ROOT / "spack-envs"
@@ -77,11 +77,7 @@ def load_spack_settings(inventory_dir):
     if SPACK_VAR not in variables:
         raise InputError(inventory, SPACK_VAR, "missing: describe Spack in group_vars/all/spack.yml")
     settings = variables[SPACK_VAR]
-    errors = list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(settings))
-    if errors:
-        err = jsonschema.exceptions.best_match(errors)
-        field = SPACK_VAR + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-        raise InputError(defining_file(inventory, SPACK_VAR), field, err.message)
+    validate(settings, SCHEMA, defining_file(inventory, SPACK_VAR), root=SPACK_VAR)
     return settings
 
 
