@@ -35,9 +35,10 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import allocate_nodes, mpirun_options, partition_nodes, set_launcher_options, step_command
+from xtlib.launch import step_command
 from xtlib.linkcontrol import LinkControl
 from xtlib.load import START_TIMEOUT_S, XT_STARTED, BackgroundLoad
+from xtlib.placement import allocate_nodes, job_nodes, partition_nodes, place_ranks
 from xtlib.records import all_validations_pass, records, result_value, round_values
 from xtlib.rounds import PairedRounds
 
@@ -150,9 +151,10 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         width = self.setting("link_width")
         if width and extras.get("capabilities", {}).get("link_control") and extras.get("fabric") == "veth" \
                 and nodes > 1:
-            # The virtual cluster's nodes n1..nN carry the probes, the load and the victims.
-            # (On a real cluster the job's node names are known only at run time: not shaped.)
-            self.shape_links([f"n{i}" for i in range(1, nodes + 1)], width=width)
+            # The job's nodes carry the probes, the load and the victims: their links are narrowed.
+            names, why = job_nodes(self, nodes)
+            self.skip_if(names is None, why)
+            self.shape_links(names, width=width)
 
         # 1. The idle-fabric probe, then (BackgroundLoad) the load; 3. ImpactB as the main step.
         probe = [os.path.join(bin_dir, "xt-impactb"), "--interval", self.setting("probe_interval_ms"),
@@ -162,8 +164,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         self.executable_opts = [str(w) for w in probe[1:]]
         self.num_tasks = ranks
         self.num_tasks_per_node = math.ceil(ranks / nodes)
-        if self.current_partition.launcher_type.registered_name == "mpirun":
-            set_launcher_options(self, mpirun_options(self))
+        place_ranks(self)
 
         # 3. Victims under the load, one after the other (before the load is stopped).
         box, steps = self.setting("lammps_box"), self.setting("lammps_steps")

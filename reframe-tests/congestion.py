@@ -11,7 +11,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
-from crosstalk.models.congestion import CANARIES, IMPACTS, congestion_impact
+from crosstalk.models.congestion import CANARIES, IMPACTS, impact
 from crosstalk.models.congestion_layout import CONGESTORS, Fabric, canary_count, congestion_seed, shuffled
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
@@ -20,11 +20,11 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
-from xtlib.launch import allocate_nodes, mpirun_options, partition_nodes, set_launcher_options
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
 from xtlib.load import XT_STARTED, BackgroundLoad
+from xtlib.placement import allocate_nodes, job_nodes, launcher_kind, partition_nodes, place_ranks
 from xtlib.records import records, result_value, round_values, tool_value
-from xtlib.rounds import PairedRounds
+from xtlib.rounds import PairedRounds, one_round
 
 SPEC = load_spec("congestion")
 
@@ -32,14 +32,22 @@ SPEC = load_spec("congestion")
 class Shaped(LinkControl):
     """Every host link at one rate (the spec's ``link_rate`` unless given) for the whole job,
     checked again at its end (the virtual cluster is shared: a restore by another run during the
-    job must not pass unseen). Node names n1..nN are the virtual cluster's (``crosstalk link``); a
-    site hook is not shaped."""
+    job must not pass unseen). The links are those of the job's own nodes (xtlib.placement.job_nodes);
+    a site hook is not shaped."""
+
+    def fabric_nodes(self, count):
+        """The names of the ``count`` nodes the job runs on (the job is pinned to them)."""
+        if not hasattr(self, "_fabric_nodes"):
+            names, why = job_nodes(self, count)
+            self.skip_if(names is None, why)
+            self._fabric_nodes = names
+        return self._fabric_nodes
 
     def shape_fabric(self, nodes, rate=None):
         self.skip_if(bool(self.current_partition.extras.get("link_hook")),
                      "link shaping through a site hook: node names for it are not in the inventory")
         rate = str(rate or self.setting("link_rate"))
-        self.shaped_nodes = [f"n{i}" for i in range(1, nodes + 1)]
+        self.shaped_nodes = self.fabric_nodes(nodes)
         self.shape_links(self.shaped_nodes, rate=rate)
         self.shaped_bps = parse_rate(rate)
 
@@ -52,10 +60,19 @@ class Shaped(LinkControl):
                                bps=bps)
 
 
-class CanaryMetrics(rfm.RegressionTestPlugin):
+@sn.deferrable
+def round_impacts(kind, suffix, iso_avg, iso_p99, con_avg, con_p99):
+    """Each round's congestion impact (crosstalk.models.congestion, the one place it is computed):
+    a round's congested phase over its own isolated one."""
+    return [impact(kind, {"avg": ia, "p99": ip}, {"avg": ca, "p99": cp}, suffix)
+            for ia, ip, ca, cp in zip(iso_avg, iso_p99, con_avg, con_p99)]
+
+
+class CanaryMetrics(PairedRounds):
     """Perf variables of xt-congestion and GPCNeT alike: each canary isolated and congested (avg,
-    p99) and its congestion impact under both definitions. Subclasses read the values."""
-    UNITS = {"lat": "us", "bw": "MiB/s/rank", "allreduce": "us"}
+    p99) and its congestion impact under both definitions, the median over the job's rounds (each
+    round's impact of its own pair, so drift of a shared host between rounds cancels). Subclasses
+    read each round's values."""
 
     @staticmethod
     def value_name(prefix, phase, stat):
@@ -65,20 +82,27 @@ class CanaryMetrics(rfm.RegressionTestPlugin):
     def impact_name(prefix, suffix):
         return f"ci_{prefix}_{suffix}"
 
-    def canary_value(self, prefix, phase, stat):
+    def canary_rounds(self, prefix, phase, stat):
+        """The canary's value in each round (deferred list)."""
         raise NotImplementedError
 
+    def canary_value(self, prefix, phase, stat):
+        return self.over_rounds(self.value_name(prefix, phase, stat), self.canary_rounds(prefix, phase, stat))
+
     def canary_impact(self, prefix, suffix):
-        raise NotImplementedError
+        values = [self.canary_rounds(prefix, phase, stat) for phase in ("isolated", "congested")
+                  for stat in ("avg", "p99")]
+        return self.over_rounds(self.impact_name(prefix, suffix),
+                                round_impacts(CANARIES[prefix].kind, suffix, *values))
 
     @run_after("setup")
     def set_canary_perf_variables(self):
         perf = {}
-        for prefix, unit in self.UNITS.items():
+        for prefix, canary in CANARIES.items():
             for phase in ("isolated", "congested"):
                 for stat in ("avg", "p99"):
                     perf[self.value_name(prefix, phase, stat)] = sn.make_performance_function(
-                        self.canary_value(prefix, phase, stat), unit)
+                        self.canary_value(prefix, phase, stat), canary.unit)
             for suffix in IMPACTS:
                 perf[self.impact_name(prefix, suffix)] = sn.make_performance_function(
                     self.canary_impact(prefix, suffix), "x")
@@ -117,16 +141,12 @@ class CongestionBase(XtExperiment, Shaped, rfm.RunOnlyRegressionTest):
         fabric = ratios(load(like))["fabric"] if like else None
         return build_topology(self.topology, names, parse_rate(self.nominal_rate), fabric=fabric)
 
-    @property
-    def launcher(self):
-        return self.current_partition.launcher_type.registered_name
-
     def pport_value(self):
         return self.current_partition.processor.num_cpus if self.pport == "N" else int(self.pport)
 
 
 @rfm.simple_test
-class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
+class CongestionCanary(CanaryMetrics, CongestionBase):
     """xt-congestion: canaries isolated, then with the chosen congestors."""
     congestors = parameter(SPEC.parameter("congestors"))
     pport = parameter(SPEC.parameter("pport"))
@@ -160,7 +180,7 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
         if self.layout != "one-host":
             self.num_tasks_per_node = per_host * ppn
             cores = self.current_partition.processor.num_cpus
-            self.skip_if(self.launcher == "srun" and self.num_tasks_per_node > cores,
+            self.skip_if(launcher_kind(self) == "srun" and self.num_tasks_per_node > cores,
                          f"{self.num_tasks_per_node} ranks per host > {cores} "
                          f"cores: Slurm would not place them")
         seed = int(self.setting("seed"))
@@ -173,7 +193,7 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
             # not the CPU, is narrowest); the nominal rate on a routed fabric, whose switch links
             # are set relative to it (a machine's global:injection balance).
             self.host_rate = self.nominal_rate if self.layout == "fabric" else str(self.setting("link_rate"))
-            names = [f"n{i}" for i in range(1, self.hosts + 1)]
+            names = self.fabric_nodes(self.hosts)
             shaped = parse_rate(self.host_rate)
             fabric = Fabric(self.fabric_topology(names), names, shaped,
                             injection_bps=parse_rate(str(self.setting("congestor_injection"))))
@@ -192,14 +212,11 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
         if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
             self.executable_opts.append("--allow-shared-nodes")
-        if self.launcher == "srun":
-            set_launcher_options(self, [f"--distribution=plane={ppn}" if self.layout == "shared-links"
-                                         else "--distribution=block", "--cpu-bind=none"])
-        elif self.launcher in ("mpirun", "mpiexec"):
-            # shared-links: endpoint v (ranks v*ppn...) round robin over the hosts; with ppn > 1 an
-            # endpoint's ranks then sit on consecutive hosts (srun's plane distribution keeps them
-            # together). nodes, fabric: ppn ranks on every node, node v on host v.
-            set_launcher_options(self, mpirun_options(self, ppn if self.layout in ("nodes", "fabric") else "node"))
+        # shared-links (and one host): endpoint v (ranks v*ppn...) round robin over the hosts (with
+        # ppn > 1 mpirun puts an endpoint's ranks on consecutive hosts; srun keeps them together).
+        # nodes, fabric: ppn ranks on every node, node v on host v.
+        place_ranks(self, spread="per-node" if self.layout in ("nodes", "fabric") else "node", block=ppn,
+                    unbound=True)
         if self.layout in ("shared-links", "fabric"):
             self.shape_fabric(self.hosts, self.host_rate)
 
@@ -208,10 +225,9 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
         """Isolated-then-congested rounds in the job (1: GPCNeT's single pass)."""
         return int(self.setting("rounds"))
 
-    def canary_value(self, prefix, phase, stat):
-        name, metric = CANARIES[prefix]     # xt-congestion names a canary's values by their kind
-        return self.over_rounds(self.value_name(prefix, phase, stat),
-                                round_values(self.stdout, metric, stat, self.rounds, canary=name, phase=phase))
+    def canary_rounds(self, prefix, phase, stat):
+        canary = CANARIES[prefix]     # xt-congestion names a canary's values by their kind
+        return round_values(self.stdout, canary.kind, stat, self.rounds, canary=canary.kernel, phase=phase)
 
     @sn.deferrable
     def canaries_apart(self):
@@ -235,16 +251,9 @@ class CongestionCanary(CanaryMetrics, PairedRounds, CongestionBase):
     def complete(self):
         found = records(self.stdout, "result").evaluate()
         have = {(r.get("canary"), r.get("phase")) for r in found if r.get("phase")}
-        want = {(c, p) for c, _ in CANARIES.values() for p in ("isolated", "congested")}
+        want = {(c.kernel, p) for c in CANARIES.values() for p in ("isolated", "congested")}
         return sn.all([sn.assert_true(want <= have, f"missing canary results: {sorted(want - have)}"),
                        self.canaries_apart(), self.links_stayed_shaped()])
-
-    def canary_impact(self, prefix, suffix):
-        """The median of the rounds' impacts: each round's congested phase over its own isolated
-        one, so drift of the shared host between rounds cancels."""
-        stat = "avg" if suffix == "avg" else "p99"
-        rounds = round_values(self.stdout, IMPACTS[suffix], stat, self.rounds, canary=CANARIES[prefix][0])
-        return self.over_rounds(self.impact_name(prefix, suffix), rounds)
 
     @run_after("setup")
     def add_congestor_bw(self):
@@ -275,27 +284,15 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
         self.num_tasks = self.hosts * ppn
         self.num_tasks_per_node = ppn
         self.executable = "network_load_test"
-        if self.launcher in ("mpirun", "mpiexec"):
-            set_launcher_options(self, mpirun_options(self, ppn))
+        place_ranks(self, spread="per-node", block=ppn)
 
     @sanity_function
     def parsed(self):
-        return sn.assert_gt(tool_value("gpcnet", self.stdout, "rr_two_sided_lat", "avg",
+        return sn.assert_gt(tool_value("gpcnet", self.stdout, CANARIES["lat"].gpcnet, "avg",
                                        condition="isolated"), 0)
 
-    def canary_value(self, prefix, phase, stat):
-        test = {"lat": "rr_two_sided_lat", "bw": "rr_two_sided_bw_sync", "allreduce": "multiple_allreduce"}
-        return tool_value("gpcnet", self.stdout, test[prefix], stat, condition=phase)
-
-    @sn.deferrable
-    def canary_impact(self, prefix, suffix):
-        kind = CANARIES[prefix][1]
-        iso = {s: self.canary_value(prefix, "isolated", s).evaluate() for s in ("avg", "p99")}
-        con = {s: self.canary_value(prefix, "congested", s).evaluate() for s in ("avg", "p99")}
-        definition = "paper" if suffix == "p99_paper" else "tool"
-        stat = "avg" if suffix == "avg" else "p99"
-        return next(r["value"] for r in congestion_impact(kind, iso, con, definition) if r["ci_stat"] == stat)
-
+    def canary_rounds(self, prefix, phase, stat):
+        return one_round(tool_value("gpcnet", self.stdout, CANARIES[prefix].gpcnet, stat, condition=phase))
 
 
 @rfm.simple_test
@@ -317,16 +314,14 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
         if self.hosts > 1:
             self.skip_if(self.hosts < ranks + 1, f"the victim needs {ranks} nodes and the incast one more")
             self.num_tasks_per_node = 1
-            if self.launcher == "srun":
-                # The job holds every node (the incast spans them); LAMMPS takes the first ranks.
-                self.num_tasks = self.hosts
-                set_launcher_options(self, [f"--nodes={ranks}", f"--ntasks={ranks}", "--cpu-bind=none"])
+            if launcher_kind(self) == "srun":
+                self.num_tasks = self.hosts      # the job holds every node (the incast spans them)
         self.sourcesdir = INPUTS
         self.executable = "lmp"
         self.executable_opts = lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"),
                                            rounds=self.rounds_in_process("victim_rounds"))
-        if self.launcher in ("mpirun", "mpiexec"):
-            set_launcher_options(self, mpirun_options(self, "node" if self.hosts > 1 else None))
+        # more than one host: one rank per node, LAMMPS on the first (srun: its ranks of the job's)
+        place_ranks(self, **({"spread": "node", "first": ranks, "unbound": True} if self.hosts > 1 else {}))
         if self.link_control and self.hosts > 1:
             self.shape_fabric(self.hosts)     # isolated and congested on the same shaped fabric
         if self.victim_load == "incast":

@@ -15,8 +15,8 @@ from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args
-from xtlib.launch import allocate_nodes, partition_nodes
 from xtlib.pinning import Pinning
+from xtlib.placement import allocate_nodes, partition_nodes
 from xtlib.records import result_value, tool_value
 
 SPEC = load_spec("core-mapping")

@@ -1,6 +1,5 @@
 """E6 energy: LAMMPS under link width / injection bandwidth and CPU frequency (spec: experiments/energy.yaml)."""
 import os
-import subprocess
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -12,8 +11,9 @@ from xtlib.apps import installed_app
 from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import main_step_line, mpirun_hosts, partition_nodes
+from xtlib.launch import main_step_line
 from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
+from xtlib.placement import job_nodes, launcher_kind, partition_nodes
 from xtlib.rounds import PairedRounds, values_of
 
 SPEC = load_spec("energy")
@@ -21,32 +21,6 @@ SPEC = load_spec("energy")
 BW_FRACTION = {"4X": 1.0, "2X": 0.5, "1X": 0.25, "inj8": 0.125}
 #: The next wider case of each narrower one: the bandwidth it is paired with inside its job.
 WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
-
-
-def job_nodes(test, count):
-    """Names of the ``count`` nodes the job will run on, or (None, reason).
-
-    mpirun fills the partition's hostfile in order; under Slurm the job is pinned (--nodelist) to
-    the first ``count`` nodes of its partition, so the links changed are the job's own."""
-    part = test.current_partition
-    if part.launcher_type.registered_name == "srun":
-        slurm_part = next((a.split("=", 1)[1] for a in part.access if a.startswith("--partition=")), None)
-        argv = ["sinfo", "-h", "-N", "-o", "%N"] + (["-p", slurm_part] if slurm_part else [])
-        try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return None, f"sinfo failed: {err}"
-        names = list(dict.fromkeys(out.stdout.split()))
-        if len(names) < count:
-            return None, f"sinfo lists {len(names)} nodes in the partition, {count} needed"
-        test.job.options += [f"--nodelist={','.join(names[:count])}", f"--nodes={count}"]
-        return names[:count], None
-    names, reason = mpirun_hosts(test)
-    if names is None:
-        return None, reason
-    if len(names) < count:
-        return None, f"the mpirun hostfile lists {len(names)} nodes, {count} needed"
-    return names[:count], None
 
 
 @rfm.simple_test
@@ -76,7 +50,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.skip_if(self.cpu_freq != "default" and not caps.get("cpufreq"),
                      f"{part.fullname} cannot set the CPU frequency (capabilities.cpufreq is false: "
                      f"no /sys/devices/system/cpu/*/cpufreq); Table 6.1 cases need it")
-        self.skip_if(self.cpu_freq != "default" and part.launcher_type.registered_name != "srun",
+        self.skip_if(self.cpu_freq != "default" and launcher_kind(self) != "srun",
                      f"{part.fullname} launches with {part.launcher_type.registered_name}: crosstalk sets "
                      f"the frequency through Slurm's --cpu-freq only")
         nodes = partition_nodes(self, self.setting("nodes"))

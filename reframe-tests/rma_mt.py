@@ -12,7 +12,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
-from xtlib.launch import mpirun_options, partition_nodes, set_launcher_options
+from xtlib.placement import partition_nodes, place_ranks
 from xtlib.records import all_validations_pass, records, round_values
 from xtlib.rounds import PairedRounds
 
@@ -65,10 +65,8 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
         if self.setting("ends_only"):
             self.executable_opts.append("--ends-only")     # the sizes the claims and figures read
         self.env_vars.update(self.current_partition.extras.get("rma_mt_env", {}))
-        if self.current_partition.launcher_type.registered_name == "mpirun":
-            # Open MPI forwards only OMPI_* to remote ranks; UCX settings must be exported by name.
-            set_launcher_options(self, mpirun_options(
-                self, export=[name for name in self.env_vars if name.startswith("UCX_")]))
+        # Open MPI forwards only OMPI_* to remote ranks; UCX settings must be exported by name.
+        place_ranks(self, export=[name for name in self.env_vars if name.startswith("UCX_")])
 
     @sanity_function
     def checksums_match(self):

@@ -26,11 +26,10 @@
  *   --rounds K repeats the sequence K times in one job (isolated, congested, isolated, ...): K
  *   paired samples whose pairs are close in time, so drift of a shared host cancels in each
  *   pair's impact. Every result names its round.
- * Report: average and 99th percentile of every canary isolated and congested (bandwidth tail
- *   = bytes / 99th percentile of iteration time, the slow side, as GPCNeT prints it) and the
- *   congestion impact under three labelled definitions (bandwidth inverted):
- *   ci_p99_over_p99 (GPCNeT's "99%" column), ci_avg_over_avg (GPCNeT's "Avg" column) and
- *   ci_p99_over_avg (congested p99 / isolated average, the paper's section 5.2 baseline).
+ * Report: average, median and 99th percentile of every canary isolated and congested (bandwidth
+ *   tail = bytes / 99th percentile of iteration time, the slow side, as GPCNeT prints it). The
+ *   congestion impact is computed from these in one place, crosstalk.models.congestion, for this
+ *   kernel and upstream GPCNeT alike.
  * Small runs: with fewer nodes than a split needs the program stops with a one-line error;
  *   --allow-shared-nodes (testing only) treats every block of --ppn consecutive ranks (default
  *   1) as its own node, so 4 ranks on one host give 2 canary and 2 congestor "nodes".
@@ -516,21 +515,6 @@ static summary summarise(int test, const vec *mine, int rank, int nranks)
     return s;
 }
 
-/* Congestion impact (GPCNeT eq. 1-2): latency congested/isolated, bandwidth inverted. */
-enum { CI_P99_P99, CI_AVG_AVG, CI_P99_AVG, NCI };
-static const struct { const char *metric, *stat; } ci_defs[NCI] = {
-    {"ci_p99_over_p99", "p99"}, /* GPCNeT's "99%" column */
-    {"ci_avg_over_avg", "avg"}, /* GPCNeT's "Avg" column */
-    {"ci_p99_over_avg", "p99"}, /* congested p99 against the isolated average (paper 5.2) */
-};
-
-static double impact(int test, summary iso, summary con, int def)
-{
-    double i = def == CI_P99_P99 ? iso.p99 : iso.avg;
-    double c = def == CI_AVG_AVG ? con.avg : con.p99;
-    return canary[test].bw ? i / c : c / i;
-}
-
 static const layout *LAY;
 static long long ROUND; /* the round being measured (--rounds) */
 
@@ -693,25 +677,12 @@ static void run_round(const layout *L, canary_ctx *cc, cong_ctx *gc, int rank, i
     }
 
     if (rank == 0) {
-        for (int t = 0; t < NCANARY; t++)
-            for (int d = 0; d < NCI; d++)
-                emit(ci_defs[d].metric, impact(t, iso[t], con[t], d), "x", ci_defs[d].stat,
-                     "canary", canary[t].name, NULL, -1);
         if (cfg.table) {
             fprintf(stderr, "%s: round %lld: %d nodes x %d ppn, %d canary nodes, "
                     "%d congestor nodes (%s)\n", KERNEL, ROUND, L->nnodes, L->ppn, L->ncanary,
                     L->ncong_nodes, cfg.congestors);
             print_table("Isolated Network Tests", iso);
             print_table("Network Tests running with Congestion Tests", con);
-            fprintf(stderr, "Congestion Impact%34s", "");
-            for (int d = 0; d < NCI; d++)
-                fprintf(stderr, " %16s", ci_defs[d].metric);
-            for (int t = 0; t < NCANARY; t++) {
-                fprintf(stderr, "\n  %-48s", canary[t].label);
-                for (int d = 0; d < NCI; d++)
-                    fprintf(stderr, " %15.2fX", impact(t, iso[t], con[t], d));
-            }
-            fprintf(stderr, "\n");
         }
     }
 }

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
-from crosstalk.models.congestion import app_impact, table2_impacts
+from crosstalk.models.congestion import CANARIES, app_impact, table2_impacts
 from crosstalk.models.congestion_layout import CONGESTORS
 
 EXPERIMENT = "congestion"
-TESTS = [("lat", "P2P latency (us)"), ("bw", "P2P BW+Sync (MiB/s/rank)"), ("allreduce", "Allreduce (us)")]
+TESTS = [(prefix, canary.label) for prefix, canary in CANARIES.items()]
 CONGESTOR_ORDER = [*CONGESTORS, "all"]
 CONGESTOR_LABEL = {"a2a": "Alltoall", "p2p_incast": "P2P Incast", "rma_incast": "Put Incast",
                    "rma_bcast": "Get Bcast", "all": "all four"}

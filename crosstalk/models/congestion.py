@@ -9,6 +9,8 @@ Both are >= 1 when congestion hurts. Two baselines are in use and must be labell
   isolated Avg and loaded 99% / isolated *Avg*. Only this one reproduces "latency degradation
   approaches four orders of magnitude on Edison" (27117.9 / 3.0 = 9040; the tool's 27117.9/7.2 = 3766).
 """
+from typing import NamedTuple
+
 from crosstalk.models import modelled
 
 SOURCE = "Chunduri et al. SC19 Eq 1-2"
@@ -17,11 +19,24 @@ DEFINITIONS = {
     "tool": {"avg": ("avg", "avg"), "p99": ("p99", "p99")},
     "paper": {"avg": ("avg", "avg"), "p99": ("p99", "avg")},
 }
-#: The perf variables' canary prefix -> xt-congestion's canary name and the kind of value (Eq 1 vs 2)
-CANARIES = {"lat": ("rr_lat", "latency"), "bw": ("rr_bw_sync", "bandwidth"),
-            "allreduce": ("allreduce", "latency")}
-#: The perf variables' impact suffix -> xt-congestion's labelled impact (see DEFINITIONS)
-IMPACTS = {"avg": "ci_avg_over_avg", "p99_tool": "ci_p99_over_p99", "p99_paper": "ci_p99_over_avg"}
+class Canary(NamedTuple):
+    kernel: str     # xt-congestion's name (its JSON records' "canary")
+    gpcnet: str     # network_load_test's test, as crosstalk.parsers.gpcnet names it
+    kind: str       # "latency" (Eq 1) or "bandwidth" (Eq 2): xt-congestion's "metric" of its values
+    unit: str
+    label: str      # the figures' axis title
+
+
+#: The three canaries by their perf variables' prefix (``lat_isolated_avg``, ``ci_bw_avg``): the
+#: one vocabulary of the kernel, the upstream tool, the ReFrame test and the figures.
+CANARIES = {
+    "lat": Canary("rr_lat", "rr_two_sided_lat", "latency", "us", "P2P latency (us)"),
+    "bw": Canary("rr_bw_sync", "rr_two_sided_bw_sync", "bandwidth", "MiB/s/rank", "P2P BW+Sync (MiB/s/rank)"),
+    "allreduce": Canary("allreduce", "multiple_allreduce", "latency", "us", "Allreduce (us)"),
+}
+#: The perf variables' impact suffix -> (definition, statistic) (see DEFINITIONS); the mean CI is
+#: the same under both definitions.
+IMPACTS = {"avg": ("tool", "avg"), "p99_tool": ("tool", "p99"), "p99_paper": ("paper", "p99")}
 
 
 def ci_latency(congested, isolated):
@@ -58,6 +73,12 @@ def congestion_impact(kind, isolated, loaded, definition="paper"):
         out.append(modelled(f"congestion_impact_{kind}", value, "x", SOURCE, ci_stat=stat,
                             definition=definition, ratio=ratio))
     return out
+
+
+def impact(kind, isolated, loaded, suffix):
+    """One CI of :data:`IMPACTS` (``suffix``) of one canary test: its value alone."""
+    definition, stat = IMPACTS[suffix]
+    return next(r["value"] for r in congestion_impact(kind, isolated, loaded, definition) if r["ci_stat"] == stat)
 
 
 def table2_impacts(row, definition="paper"):

@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 
-from xtlib.launch import mpi_family
+from xtlib.placement import mpi_family
 
 #: Shared-library sonames by MPI family (MPICH's ABI covers MVAPICH, Intel MPI and Cray MPICH).
 LIBRARIES = (("openmpi", re.compile(r"^libmpi\.so\.4\d")),

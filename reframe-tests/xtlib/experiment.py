@@ -20,7 +20,8 @@ from crosstalk import reference_file
 from crosstalk.portable import applies, violation
 from crosstalk.site.hostclass import host_class
 from crosstalk.specs import current_profile, load_spec
-from xtlib.launch import container_image, container_mpi, set_launcher_options
+from xtlib.launch import container_image, container_mpi
+from xtlib.placement import set_launcher_options
 
 #: What slurmstepd writes to a job's stderr when it cancels the job at its time limit.
 SLURM_TIME_LIMIT = "DUE TO TIME LIMIT"

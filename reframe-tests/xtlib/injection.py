@@ -6,8 +6,9 @@ import os
 
 from reframe.core.builtins import variable
 
-from xtlib.launch import ShellVar, allocate_nodes, partition_nodes
+from xtlib.launch import ShellVar
 from xtlib.load import XT_STARTED, BackgroundLoad
+from xtlib.placement import allocate_nodes, launcher_kind, partition_nodes
 from xtlib.records import result_value
 
 
@@ -20,7 +21,7 @@ class Injection(BackgroundLoad):
         extras = self.current_partition.extras
         multinode = partition_nodes(self) > 1
         if extras.get("capabilities", {}).get("rdma") and extras.get("rdma_devices") and multinode \
-                and self.current_partition.launcher_type.registered_name == "srun":
+                and launcher_kind(self) == "srun":
             self._add_rdma_writer(extras["rdma_devices"][0], rate, msg_size, warmup_s)
         else:
             self._add_mpi_put_injector(rate, msg_size, warmup_s, xt_bin_dir, multinode)

@@ -5,12 +5,11 @@ job. These commands place them the same way: mpirun fills nodes in hostfile orde
 step's single rank and the load's rank 0 share the first node), srun runs overlapping steps in the
 job's allocation. Every word is shell-quoted: spec values never reach the shell unquoted.
 
-mpirun's options differ between MPI implementations; ``mpirun_options`` says the same placement in
-the words of the environment's MPI (its ``extras.mpi``, rendered from the inventory): Open MPI's
-``--map-by``, MPICH Hydra's ``-ppn`` and ``-hosts``.
+Where ranks and steps go, in each launcher's words, is xtlib.placement.
 """
-import os
 import shlex
+
+from xtlib.placement import launcher_kind, mpi_family, mpirun_options, site_launcher_options
 
 
 class ShellVar(str):
@@ -22,47 +21,6 @@ class ShellVar(str):
 
 def _quote(word):
     return word.quoted() if isinstance(word, ShellVar) else shlex.quote(str(word))
-
-
-def mpi_family(test):
-    """The MPI implementation of the test's environment: openmpi (the default) or mpich."""
-    return test.current_environ.extras.get("mpi", "openmpi")
-
-
-def mpirun_hosts(test):
-    """The partition's mpirun hosts in hostfile order (Open MPI's ``host slots=N`` or Hydra's
-    ``host:N`` lines), or (None, reason)."""
-    env = test.current_partition.local_env.env_vars
-    hostfile = env.get("OMPI_MCA_orte_default_hostfile") or env.get("HYDRA_HOST_FILE")
-    if not hostfile or not os.path.exists(hostfile):
-        return None, "no mpirun hostfile in the partition environment: cannot tell the job's nodes"
-    with open(hostfile) as fp:
-        names = [line.split()[0].split(":")[0] for line in fp if line.strip() and not line.startswith("#")]
-    return names, None
-
-
-def mpirun_options(test, map_by=None, nodes=None, export=()):
-    """mpirun options, without binding, placing ranks ``map_by``: ``node`` (round robin over the
-    nodes), ``slot`` (fill a node first), an int k (k ranks on every node) or None (the
-    partition's default); over the first ``nodes`` hosts if given. ``export``: variables Open MPI
-    must forward by name (Hydra forwards the whole environment)."""
-    if mpi_family(test) == "mpich":
-        opts = ["-bind-to", "none"]
-        if map_by is not None:
-            cpus = test.current_partition.processor.num_cpus or 1
-            opts += ["-ppn", str(int({"node": 1, "slot": cpus}.get(map_by, map_by)))]
-        if nodes:
-            hosts, reason = mpirun_hosts(test)
-            if hosts is None:
-                raise ValueError(reason)
-            opts += ["-hosts", ",".join(hosts[:int(nodes)])]
-        return opts
-    opts = ["--bind-to", "none"]
-    if map_by is not None:
-        opts += ["--map-by", map_by if map_by in ("node", "slot") else f"ppr:{int(map_by)}:node"]
-    if nodes:
-        opts += ["--max-vm-size", str(int(nodes))]
-    return opts + [w for name in export for w in ("-x", name)]
 
 
 #: Where containers/install.sh puts the kernels in the image, by the MPI they were built with.
@@ -93,29 +51,11 @@ def container_image(test):
     return image
 
 
-def partition_nodes(test, wanted=None):
-    """Nodes of the test's partition (the inventory's ``nodes``; 1 where it names none), at most
-    ``wanted``."""
-    nodes = int(test.current_partition.extras.get("nodes", 1))
-    return nodes if wanted is None else min(int(wanted), nodes)
-
-
-def site_launcher_options(test):
-    """The partition's own launcher options (the inventory's ``launcher_options``, e.g. srun's
-    ``--mpi=pmix``): first on every step's command line, the measured step's and a load's alike."""
-    return [str(o) for o in test.current_partition.extras.get("launcher_options", [])]
-
-
-def set_launcher_options(test, options=()):
-    """The measured step's launcher options: the partition's own, then ``options``."""
-    test.job.launcher.options = [*site_launcher_options(test), *options]
-
-
 def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
     """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
     job's node ``relative_node`` (0 = the node of the main step); srun steps get ``step_name``."""
-    launcher = test.current_partition.launcher_type.registered_name
-    if launcher in ("mpirun", "mpiexec", "local"):
+    launcher = launcher_kind(test)
+    if launcher == "mpirun":
         if relative_node:
             raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
         prefix = ["mpirun", *site_launcher_options(test), "-np", str(tasks),
@@ -130,25 +70,6 @@ def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
         binds, _ = container_mpi(test)     # the library path comes from the job's environment
         argv = ["apptainer", "exec", *[f"--bind={b}" for b in binds], image, *argv]
     return " ".join(_quote(w) for w in prefix + list(argv))
-
-
-def allocate_nodes(test, nodes):
-    """Make a batch job allocate ``nodes`` nodes for its extra steps (no-op for local jobs), while
-    the measured step keeps its own task count (Slurm would shrink a job of fewer tasks than nodes,
-    and a plain srun inside it would start one copy per allocated task)."""
-    if test.current_partition.scheduler.registered_name not in ("squeue", "slurm") or nodes < 2:
-        return
-    test.job.options += [f"--nodes={nodes}", f"--ntasks={max(test.num_tasks or 1, nodes)}"]
-    test.allocated_nodes = nodes
-
-
-def size_main_step(test):
-    """Called just before the run (the test's num_tasks is final then): an srun main step of fewer
-    tasks than allocated nodes gets its own size instead of one copy per allocated task."""
-    nodes = getattr(test, "allocated_nodes", 0)
-    tasks = test.num_tasks or 1
-    if nodes > tasks and test.current_partition.launcher_type.registered_name == "srun":
-        test.job.launcher.options += [f"--nodes={tasks}", f"--ntasks={tasks}"]
 
 
 def main_step_line(test, out, executable_opts=None):
@@ -172,7 +93,7 @@ def main_step_line(test, out, executable_opts=None):
 def stop_command(test, pid_var, step_name):
     """Shell command delivering SIGTERM to a background step so that it can still report: srun
     would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled."""
-    if test.current_partition.launcher_type.registered_name == "srun":
+    if launcher_kind(test) == "srun":
         step = (f"$(squeue -h -s -j \"$SLURM_JOB_ID\" -o '%i %j' | "
                 f"awk '$2 == \"{step_name}\" {{print $1}}')")
         return f"scancel --signal=TERM {step}"

@@ -11,7 +11,8 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import main_step_line, size_main_step, step_command, stop_command
+from xtlib.launch import main_step_line, step_command, stop_command
+from xtlib.placement import size_main_step
 from xtlib.records import records
 from xtlib.rounds import values_of
 

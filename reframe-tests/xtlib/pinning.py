@@ -20,7 +20,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import mpirun_options
+from xtlib.placement import rank_options
 
 #: Fixed script (the core list is an argument, never part of the script text).
 PIN_SCRIPT = (
@@ -53,18 +53,10 @@ class Pinning(rfm.RegressionTestPlugin):
 
     @run_before("run")
     def apply_pinning(self):
-        launcher = self.current_partition.launcher_type.registered_name
         placement = getattr(self, "_placement", None)
-        opts = []
-        if launcher in ("mpirun", "mpiexec", "local"):
-            opts += mpirun_options(self, placement and ("node" if placement == "scatter" else "slot"),
-                                   placement and getattr(self, "_place_nodes", None))
-        elif launcher == "srun":
-            if placement:
-                opts += [f"--distribution={'cyclic' if placement == 'scatter' else 'block'}"]
-            if hasattr(self, "_pin_cores"):
-                opts += ["--cpu-bind=none"]
-        self.job.launcher.options += opts
+        spread = {"scatter": "node", "compact": "fill"}.get(placement)
+        self.job.launcher.options += rank_options(self, spread, nodes=placement and getattr(self, "_place_nodes", None),
+                                                  unbound=hasattr(self, "_pin_cores"))
         if hasattr(self, "_pin_cores"):
             # ReFrame writes executable_opts into the job script as they are: quote every word.
             argv = ["-c", PIN_SCRIPT, "xt-pin", ",".join(map(str, self._pin_cores)), str(self.executable),

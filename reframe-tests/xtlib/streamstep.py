@@ -1,7 +1,7 @@
 """xt-stream as a test's measured step (STREAM and E1 NiMC share it)."""
 import os
 
-from xtlib.launch import mpirun_options, set_launcher_options
+from xtlib.placement import place_ranks
 from xtlib.records import result_value, round_values
 from xtlib.rounds import PairedRounds
 
@@ -21,9 +21,7 @@ class StreamStep(PairedRounds):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]
         self.num_cpus_per_task = threads
         self.env_vars["OMP_NUM_THREADS"] = str(threads)
-        if self.current_partition.launcher_type.registered_name == "mpirun":
-            # mpirun would bind the one rank to one core, and with it every thread
-            set_launcher_options(self, mpirun_options(self))
+        place_ranks(self)     # mpirun would bind the one rank to one core, and with it every thread
 
 
     def stream_rate(self, name, kernel, stat="best", alone=False):

@@ -1,5 +1,6 @@
-"""One placement, said in each MPI's own mpirun words (reframe-tests/xtlib/launch.py): Open MPI's
---map-by/--max-vm-size/-x, MPICH Hydra's -ppn/-hosts (Hydra forwards the whole environment)."""
+"""One placement, said in each launcher's and each MPI's own words (reframe-tests/xtlib/placement.py):
+srun's --distribution, Open MPI's --map-by/--max-vm-size/-x, MPICH Hydra's -ppn/-hosts (Hydra
+forwards the whole environment)."""
 import sys
 from types import SimpleNamespace
 
@@ -7,13 +8,14 @@ import pytest
 from xt_testing import REPO
 
 sys.path.insert(0, str(REPO / "reframe-tests"))
-from xtlib.launch import mpirun_hosts, mpirun_options  # noqa: E402
+from xtlib.placement import mpirun_hosts, mpirun_options, rank_options  # noqa: E402
 
 
-def fake_test(mpi, env_vars=None, cpus=2):
+def fake_test(mpi, env_vars=None, cpus=2, launcher="mpirun"):
     return SimpleNamespace(current_environ=SimpleNamespace(name=f"gnu-{mpi}", extras={"mpi": mpi}),
                            current_partition=SimpleNamespace(processor=SimpleNamespace(num_cpus=cpus),
-                                                             local_env=SimpleNamespace(env_vars=env_vars or {})))
+                                                             local_env=SimpleNamespace(env_vars=env_vars or {}),
+                                                             launcher_type=SimpleNamespace(registered_name=launcher)))
 
 
 @pytest.mark.parametrize("args, openmpi, mpich", [
@@ -42,3 +44,27 @@ def test_the_first_nodes_come_from_either_hostfile(tmp_path):
 def test_mpich_cannot_place_on_the_first_nodes_without_a_hostfile():
     with pytest.raises(ValueError, match="no mpirun hostfile"):
         mpirun_options(fake_test("mpich"), "node", nodes=2)
+
+
+@pytest.mark.parametrize("how, srun, openmpi", [
+    ({}, [], ["--bind-to", "none"]),
+    ({"spread": "node"}, ["--distribution=plane=1"], ["--bind-to", "none", "--map-by", "node"]),
+    ({"spread": "node", "block": 3, "unbound": True}, ["--distribution=plane=3", "--cpu-bind=none"],
+     ["--bind-to", "none", "--map-by", "node"]),
+    ({"spread": "per-node", "block": 2}, ["--distribution=block"], ["--bind-to", "none", "--map-by", "ppr:2:node"]),
+    ({"spread": "fill", "nodes": 2}, ["--distribution=block"], ["--bind-to", "none", "--map-by", "slot",
+                                                               "--max-vm-size", "2"]),
+    ({"spread": "node", "first": 2, "unbound": True},
+     ["--nodes=2", "--ntasks=2", "--distribution=plane=1", "--cpu-bind=none"],
+     ["--bind-to", "none", "--map-by", "node"]),
+    ({"export": ["UCX_TLS"]}, [], ["--bind-to", "none", "-x", "UCX_TLS"]),
+])
+def test_one_spread_in_each_launchers_words(how, srun, openmpi):
+    assert rank_options(fake_test("openmpi", launcher="srun"), **how) == srun
+    for launcher in ("mpirun", "mpiexec", "local"):     # one kind: mpirun from the job's first node
+        assert rank_options(fake_test("openmpi", launcher=launcher), **how) == openmpi
+
+
+def test_an_unknown_spread_is_refused():
+    with pytest.raises(ValueError, match="spread must be one of"):
+        rank_options(fake_test("openmpi"), spread="diagonal")
