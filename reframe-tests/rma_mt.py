@@ -2,7 +2,8 @@
 
 A case of more than one thread measures one thread too, in turn in the same process and round by
 round (``xt-rmamt --threads 1,T --rounds K``): Fig 2.6's growth with threads is then a paired
-comparison inside one job (``latency`` against ``latency_one_thread``)."""
+comparison inside one job (``latency`` against ``latency_one_thread``). An active-target case
+(fence, pscw) measures lock too in the same way (``--sync fence,lock``): ``latency_lock``."""
 import os
 
 import reframe as rfm
@@ -19,18 +20,22 @@ from xtlib.rounds import PairedRounds
 SPEC = load_spec("rma-mt")
 #: Per-case values: (metric, stat, the size it is read at, unit).
 VALUES = {"bandwidth": ("avg", max, "MiB/s"), "message_rate": ("avg", min, "msgs/s"), "latency": ("median", min, "us")}
-#: Measured at one thread too in a case of more (the claims' baseline).
-ONE_THREAD = ("bandwidth", "latency")
+#: The baselines each case reports beside its own values, where it measures them.
+BASELINES = ("bandwidth_one_thread", "latency_one_thread", "latency_lock")
+#: Active-target modes measured against passive lock in the same process (the claims' baseline).
+ACTIVE_TARGET = ("fence", "pscw")
+BASELINE_SYNC = "lock"
 
 
 @sn.deferrable
-def per_round(path, metric, stat, pick, rounds, threads):
-    """``metric``/``stat`` of each round at ``threads`` threads, at the size ``pick`` (min or max)
-    chooses among those measured."""
-    sizes = [r["size"] for r in records(path, "result", metric=metric, stat=stat, threads=threads).evaluate()]
-    if not sizes:
-        raise sn.SanityError(f"{path}: no {metric} result at {threads} thread(s)")
-    return round_values(path, metric, stat, rounds, size=pick(sizes), threads=threads).evaluate()
+def per_round(path, metric, stat, pick, rounds, threads, sync):
+    """``metric``/``stat`` of each round at ``threads`` threads under ``sync``, at the size ``pick``
+    (min or max) chooses among those measured."""
+    found = records(path, "result", metric=metric, stat=stat, threads=threads, sync=sync).evaluate()
+    if not found:
+        raise sn.SanityError(f"{path}: no {metric} result at {threads} thread(s) under {sync}")
+    return round_values(path, metric, stat, rounds, size=pick(r["size"] for r in found), threads=threads,
+                        sync=sync).evaluate()
 
 
 @rfm.simple_test
@@ -55,13 +60,14 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
         self.executable = os.path.join(self.bench.bin_dir, "xt-rmamt")
         self.rounds = int(self.setting("rounds"))
         counts = [1, self.threads] if self.threads > 1 else [1]
+        syncs = [self.sync] + ([BASELINE_SYNC] if self.sync in ACTIVE_TARGET else [])
         self.executable_opts = [
-            "--op", self.op, "--sync", self.sync, "--threads", ",".join(map(str, counts)), "--mode", "both",
+            "--op", self.op, "--sync", ",".join(syncs), "--threads", ",".join(map(str, counts)), "--mode", "both",
             "--rounds", str(self.rounds),
             "--min-size", str(self.setting("min_size")), "--max-size", str(self.setting("max_size")),
             "--iterations", str(self.setting("iterations")),
             # the timeout is the whole process's: a sweep's, times the sweeps it runs
-            "--timeout", str(float(self.setting("timeout_s")) * len(counts) * self.rounds)]
+            "--timeout", str(float(self.setting("timeout_s")) * len(counts) * len(syncs) * self.rounds)]
         if self.setting("ends_only"):
             self.executable_opts.append("--ends-only")     # the sizes the claims and figures read
         self.env_vars.update(self.current_partition.extras.get("rma_mt_env", {}))
@@ -75,14 +81,18 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
 
     @run_before("performance")
     def set_perf_variables(self):
-        """Each value at the case's threads (and the one-thread baseline where it has more), the
-        median over its rounds; every round's value goes to PairedRounds."""
+        """Each value at the case's threads (and the one-thread and lock baselines where it measures
+        them), the median over its rounds; every round's value goes to PairedRounds."""
         self.perf_variables = {}
-        counts = [("", self.threads)] + ([("_one_thread", 1)] if self.threads > 1 else [])
+        wanted = [("", self.threads, self.sync)]
+        if self.threads > 1:
+            wanted.append(("_one_thread", 1, self.sync))
+        if self.sync in ACTIVE_TARGET:
+            wanted.append((f"_{BASELINE_SYNC}", self.threads, BASELINE_SYNC))
         for metric, (stat, pick, unit) in VALUES.items():
-            for suffix, threads in counts:
-                if suffix and metric not in ONE_THREAD:
+            for suffix, threads, sync in wanted:
+                if suffix and metric + suffix not in BASELINES:
                     continue
-                values = per_round(self.stdout, metric, stat, pick, self.rounds, threads)
+                values = per_round(self.stdout, metric, stat, pick, self.rounds, threads, sync)
                 self.perf_variables[metric + suffix] = sn.make_performance_function(
                     self.over_rounds(metric + suffix, values), unit)

@@ -19,7 +19,10 @@
  * --timeout seconds it writes a failed `validation` record (detail "timeout") and calls
  * MPI_Abort (exit status 3), since hangs are known results of some MPI/sync combinations.
  * --rounds K sweeps the thread list K times over in one process (threads 1,2: 1 2 1 2 ...), its
- * records tagged with "round": each round pairs the thread counts seconds apart.
+ * records tagged with "round": each round pairs the thread counts seconds apart. --sync takes a
+ * list too (fence,lock): each round measures every thread count under each mode in turn, so the
+ * modes pair up round by round as well (epochs never overlap: fence epochs assert NOPRECEDE and
+ * NOSUCCEED, and a barrier separates measurements).
  *
  * MPI environment (Open MPI 4.1.4, Debian): osc/pt2pt refuses MPI_THREAD_MULTIPLE and Debian
  * disables osc/ucx and pml/ucx by default, so use UCX:
@@ -49,12 +52,13 @@
 #define TIMEOUT_EXIT 3
 
 enum { OP_PUT, OP_GET };
-enum { SYNC_FENCE, SYNC_PSCW, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_FLUSH };
+enum { SYNC_FENCE, SYNC_PSCW, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_FLUSH, SYNC_COUNT };
 static const char *const op_names[] = {"put", "get", NULL};
 static const char *const sync_names[] = {"fence", "pscw", "lock", "lock_all", "flush", NULL};
 
 static struct {
     int op, sync, bw, lat, table, rounds, ends_only;
+    int syncs[SYNC_COUNT], nsyncs; /* --sync list, in order; sync is the one being measured */
     long long threads[MAX_THREADS];
     int nthreads;
     size_t min_size, max_size;
@@ -62,7 +66,8 @@ static struct {
     double timeout;
     uint64_t seed;
 } cfg = {.op = OP_PUT, .sync = SYNC_LOCK_ALL, .bw = 1, .min_size = 1, .max_size = 1 << 20,
-         .iterations = 100, .timeout = 120, .seed = 1, .nthreads = 1, .threads = {1}, .rounds = 1};
+         .iterations = 100, .timeout = 120, .seed = 1, .nthreads = 1, .threads = {1}, .rounds = 1,
+         .syncs = {SYNC_LOCK_ALL}, .nsyncs = 1};
 /* The round being measured, tagged on records when --rounds > 1 (-1: untagged). */
 static int round_now = -1;
 
@@ -87,7 +92,8 @@ static void usage(void)
     printf("usage: mpirun -np 2 xt-rmamt [options]\n"
            "Multithreaded MPI RMA sweep (RMA-MT): rank 0 threads put/get into rank 1's window.\n"
            "  --op put|get          RMA operation (default put)\n"
-           "  --sync S              fence, pscw, lock, lock_all, flush (default lock_all)\n"
+           "  --sync LIST           fence, pscw, lock, lock_all, flush, or a comma list of them\n"
+           "                        measured in turn (default lock_all)\n"
            "  --threads LIST        comma list of thread counts, e.g. 1,2,4 (default 1)\n"
            "  --min-size SIZE       smallest message per thread, power of 2 (default 1)\n"
            "  --max-size SIZE       largest message per thread, power of 2 (default 1MiB)\n"
@@ -119,6 +125,30 @@ static int pick(const char *option, const char *text, const char *const *names)
     xt_die(option, "unknown value '%.40s' (one of %s)", text, choices);
 }
 
+/* A comma list of distinct --sync modes into cfg.syncs. */
+static void parse_syncs(const char *text)
+{
+    char buf[128];
+    if (strlen(text) >= sizeof buf)
+        xt_die("--sync", "list too long: '%.40s...'", text);
+    strcpy(buf, text);
+    cfg.nsyncs = 0;
+    for (char *item = buf;;) {
+        char *comma = strchr(item, ',');
+        if (comma)
+            *comma = '\0';
+        int mode = pick("--sync", item, sync_names);
+        for (int k = 0; k < cfg.nsyncs; k++)
+            if (cfg.syncs[k] == mode)
+                xt_die("--sync", "'%s' is listed twice", item);
+        cfg.syncs[cfg.nsyncs++] = mode;
+        if (!comma)
+            break;
+        item = comma + 1;
+    }
+    cfg.sync = cfg.syncs[0];
+}
+
 static size_t parse_pow2(const char *option, const char *text)
 {
     size_t v = xt_parse_size(option, text);
@@ -145,7 +175,7 @@ static void parse_args(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'o': cfg.op = pick("--op", optarg, op_names); break;
-        case 's': cfg.sync = pick("--sync", optarg, sync_names); break;
+        case 's': parse_syncs(optarg); break;
         case 't':
             cfg.nthreads = xt_parse_int_list("--threads", optarg, cfg.threads, MAX_THREADS);
             for (int k = 0; k < cfg.nthreads; k++)
@@ -524,9 +554,11 @@ int main(int argc, char **argv)
 
     int failures = 0;
     char detail[256];
-    for (int step = 0; step < cfg.rounds * cfg.nthreads; step++) {
+    int per_round = cfg.nsyncs * cfg.nthreads; /* in a round: each sync mode, each thread count */
+    for (int step = 0; step < cfg.rounds * per_round; step++) {
         int k = step % cfg.nthreads, threads = (int)cfg.threads[k];
-        round_now = cfg.rounds > 1 ? step / cfg.nthreads : -1;
+        cfg.sync = cfg.syncs[step / cfg.nthreads % cfg.nsyncs];
+        round_now = cfg.rounds > 1 ? step / per_round : -1;
         if (rank == 0 && cfg.table)
             fprintf(stderr, "# %s %s, %d thread(s)\n%10s %10s %16s %16s %14s\n",
                     op_names[cfg.op], sync_names[cfg.sync], threads, "BpT", "BxT",

@@ -74,6 +74,8 @@ def test_help_and_bad_arguments(bench_bin, mpi_env):
     for args, option in [
         (["--op", "swap"], "--op"),
         (["--sync", "barrier"], "--sync"),
+        (["--sync", "fence,lock,fence"], "--sync"),
+        (["--sync", "fence,"], "--sync"),
         (["--threads", "1,0"], "--threads"),
         (["--threads", "1,,2"], "--threads"),
         (["--min-size", "3"], "--min-size"),
@@ -135,6 +137,24 @@ def test_rounds_sweep_the_thread_list_in_turn_at_the_end_sizes(bench_bin, rma_en
     assert res.returncode == 0 and not any("round" in r for r in json_lines(res.stdout))
 
 
+def sync_order(records):
+    """(round, sync, threads) of each median latency record, in output order."""
+    return [(r.get("round"), r["sync"], r["threads"]) for r in records
+            if r["type"] == "result" and r["metric"] == "latency" and r["stat"] == "median"]
+
+
+def test_a_sync_list_measures_each_mode_in_turn_every_round(bench_bin, rma_env):
+    """--sync fence,lock: within each round every thread count under fence, then under lock, all
+    checksums right (fence's active-target epochs and lock's passive ones on one window)."""
+    res = run(mpirun_cmd(2, bench_bin / KERNEL, "--sync", "fence,lock", "--threads", "1,2", "--rounds", "2",
+                         "--ends-only", "--min-size", "8", "--max-size", "8", "--iterations", "5",
+                         "--mode", "both"), rma_env)
+    assert res.returncode == 0, res.stderr
+    records = json_lines(res.stdout)
+    assert all(r["passed"] for r in records if r["type"] == "validation")
+    assert sync_order(records) == [(k, s, t) for k in range(2) for s in ("fence", "lock") for t in (1, 2)]
+
+
 def test_table_on_stderr(bench_bin, rma_env):
     res = run(mpirun_cmd(2, bench_bin / KERNEL, "--max-size", "64", "--min-size", "64",
                          "--mode", "both", "--table"), rma_env)
@@ -180,6 +200,16 @@ def test_checksums_pass_mpich(mpich_bin, mpi_env, op, sync):
     records = json_lines(res.stdout)
     assert records[0]["mpi_library"].startswith("MPICH")
     check_sweep(records, op, sync)
+
+
+def test_a_sync_list_under_mpich(mpich_bin, mpi_env):
+    res = run([mpich.tool("mpiexec"), "-np", "2", str(mpich_bin / KERNEL), "--sync", "fence,lock", "--threads",
+               "1,2", "--rounds", "2", "--ends-only", "--min-size", "8", "--max-size", "8", "--iterations", "5",
+               "--mode", "lat"], mpi_env)
+    assert res.returncode == 0, res.stderr
+    records = json_lines(res.stdout)
+    assert all(r["passed"] for r in records if r["type"] == "validation")
+    assert sync_order(records) == [(k, s, t) for k in range(2) for s in ("fence", "lock") for t in (1, 2)]
 
 
 # ---------------------------------------------------------------- physics on the virtual cluster
