@@ -64,5 +64,4 @@ def parse(tool, path, text=None):
 
 
 #: tool name -> module
-TOOLS = {"gpcnet": "gpcnet", "rmamt": "rmamt", "stream": "stream", "hpccg": "hpccg",
-         "lammps": "lammps", "ib_write_bw": "perftest", "xt": "kernel"}
+TOOLS = {"gpcnet": "gpcnet", "hpccg": "hpccg", "lammps": "lammps", "xt": "kernel"}
