@@ -129,14 +129,20 @@ def defining_file(inventory, var):
     return inventory
 
 
-def load_system(inventory_dir):
-    """The validated ``crosstalk_system`` description of an inventory."""
+def load_variable(inventory_dir, var, schema, where):
+    """``(inventory, value)``: the inventory's variable ``var``, validated against ``schema``;
+    missing, the error says to describe it ``where``."""
     inventory = resolve_inventory(inventory_dir)
     variables = load_vars(inventory)
-    if SYSTEM_VAR not in variables:
-        raise InputError(inventory, SYSTEM_VAR, "missing: describe the system in group_vars/all/")
-    system = variables[SYSTEM_VAR]
-    validate(system, SCHEMA_PATH, defining_file(inventory, SYSTEM_VAR), root=SYSTEM_VAR)
+    if var not in variables:
+        raise InputError(inventory, var, f"missing: describe {where}")
+    validate(variables[var], schema, defining_file(inventory, var), root=var)
+    return inventory, variables[var]
+
+
+def load_system(inventory_dir):
+    """The validated ``crosstalk_system`` description of an inventory."""
+    inventory, system = load_variable(inventory_dir, SYSTEM_VAR, SCHEMA_PATH, "the system in group_vars/all/")
     rate = (system.get("network") or {}).get("link_rate")
     if rate is not None and not float(_RATE.match(rate).group(1)) > 0:
         raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.network.link_rate",

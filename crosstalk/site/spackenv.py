@@ -15,8 +15,7 @@ import yaml
 
 from crosstalk import REPO_ROOT
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.site.inventory import defining_file, load_system, load_vars, resolve_inventory
-from crosstalk.validation import validate
+from crosstalk.site.inventory import defining_file, load_system, load_variable, resolve_inventory
 
 SPACK_VAR = "crosstalk_spack"
 SPACK_DIR = REPO_ROOT / "spack-envs"
@@ -72,13 +71,7 @@ def package_name(spec):
 
 def load_spack_settings(inventory_dir):
     """The validated ``crosstalk_spack`` of an inventory."""
-    inventory = resolve_inventory(inventory_dir)
-    variables = load_vars(inventory)
-    if SPACK_VAR not in variables:
-        raise InputError(inventory, SPACK_VAR, "missing: describe Spack in group_vars/all/spack.yml")
-    settings = variables[SPACK_VAR]
-    validate(settings, SCHEMA, defining_file(inventory, SPACK_VAR), root=SPACK_VAR)
-    return settings
+    return load_variable(inventory_dir, SPACK_VAR, SCHEMA, "Spack in group_vars/all/spack.yml")[1]
 
 
 def load_specs(path=SPECS_FILE):
