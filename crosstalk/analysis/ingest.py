@@ -12,6 +12,7 @@ Each run directory holds ReFrame's JSON run report (``report.json``), its debug 
 import json
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -149,6 +150,44 @@ def attempt_testcases(run_dir):
             continue
         for session in report.get("runs", []):
             yield from session.get("testcases", [])
+
+
+#: Kept job outputs the analysis reads beyond the run reports, by test: the raw samples that
+#: figures and fits read (E5's ImpactB probe samples under the load and on the idle fabric). The
+#: workflow declares them as inputs of the figures and reports (raw_output_files).
+RAW_OUTPUTS = {"ActiveProbing": ("rfm_job.out", "idle_probe.out")}
+
+
+@lru_cache(maxsize=None)
+def case_output_dirs(run_dir):
+    """{(case name, partition, environment): [output directories]} of the cases that passed, from
+    every attempt's report (a resumed run's and a second stage's too). A case skipped under one
+    environment has an empty directory of its own: keyed by environment, it never hides the one
+    that ran. Results copied from elsewhere: the same layout under this run."""
+    found = {}
+    for case in attempt_testcases(run_dir):
+        if case.get("result") != "pass":
+            continue
+        out = Path(case.get("outputdir") or "")
+        if not out.is_dir():
+            out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
+                   str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
+        dirs = found.setdefault((case.get("name"), case.get("partition"), case.get("environ")), [])
+        if out not in dirs:
+            dirs.append(out)
+    return found
+
+
+def raw_output_files(run_dir):
+    """Every kept output of :data:`RAW_OUTPUTS` that the passed cases of ``run_dir`` left (a run
+    without an ``output`` directory, e.g. a synthetic one, has none: its reports are not read)."""
+    if not (Path(run_dir) / "output").is_dir():
+        return []
+    found = set()
+    for (name, _, _), dirs in case_output_dirs(str(run_dir)).items():
+        for file_name in RAW_OUTPUTS.get(str(name).split(" ")[0], ()):
+            found.update(d / file_name for d in dirs if (d / file_name).is_file())
+    return sorted(found)
 
 
 def run_files(run_dir):

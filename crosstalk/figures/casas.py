@@ -7,13 +7,12 @@ where the run directories are at hand; otherwise the figures fall back to the su
 Everything derived by a model (rho, predictions, their errors) is labelled modelled.
 """
 import json
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from crosstalk.analysis.ingest import attempt_testcases
+from crosstalk.analysis.ingest import case_output_dirs
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
@@ -60,26 +59,6 @@ def medians(wide, metric):
     return wide.dropna(subset=[metric]).groupby(["target", "load"])[metric].median().to_dict()
 
 
-@lru_cache(maxsize=None)
-def _report_dirs(run_dir):
-    """{(case name, partition, environment): [output directories]} of the cases that passed, from
-    every attempt's report.json (a resumed run's and a second stage's too). A case skipped under
-    one environment has an empty directory of its own: keyed by environment, it never hides the
-    one that ran."""
-    found = {}
-    for case in attempt_testcases(run_dir):
-        if case.get("result") != "pass":
-            continue
-        out = Path(case.get("outputdir") or "")
-        if not out.is_dir():   # results copied from elsewhere: same layout under this run
-            out = (Path(run_dir) / "output" / str(case.get("system", "")).split(":")[0] /
-                   str(case.get("partition")) / str(case.get("environ")) / str(case.get("short_name")))
-        dirs = found.setdefault((case.get("name"), case.get("partition"), case.get("environ")), [])
-        if out not in dirs:
-            dirs.append(out)
-    return found
-
-
 def _read_half_rtts(path):
     try:
         text = Path(path).read_text(errors="replace")
@@ -99,7 +78,7 @@ def probe_samples(wide, target, load, which="rfm_job.out"):
     jobs = wide.loc[(wide["target"] == target) & (wide["load"] == load), list(RUN_CASE)].drop_duplicates()
     values = []
     for origin, system, run_id, case, partition, environ in jobs.itertuples(index=False, name=None):
-        for out in _report_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition, environ), []):
+        for out in case_output_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition, environ), []):
             values += _read_half_rtts(out / which)
     return np.asarray(values, dtype=float)
 

@@ -15,6 +15,7 @@ import pytest
 from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
+from crosstalk.analysis.ingest import attempt_testcases
 from crosstalk.analysis.report import WORKFLOW, experiment_table, figure_ids
 from crosstalk.claims import spec_claims
 from crosstalk.cli import main
@@ -200,6 +201,26 @@ def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
     assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None),
                                             ("system_figures", "local"), ("figures", None),
                                             ("system_report", "local"), ("report", None),
+                                            ("all", None)], key=str)
+
+
+def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analysed):
+    """E5's figures and fits read probe samples from kept job outputs (RAW_OUTPUTS): the workflow
+    declares them, so a new or changed one redraws its system's figures and pages and the
+    overview's, and leaves the tables and the other system alone."""
+    assert planned_jobs(analysed) == []
+    run = analysed / "vcluster" / "runs" / COPIED.name
+    case = next(c for c in attempt_testcases(run) if c["name"].startswith("ActiveProbing") and c["result"] == "pass")
+    assert not (run / "output").exists()      # the shipped example keeps no job outputs
+    kept = run / "output" / "vcluster" / case["partition"] / case["environ"] / case["short_name"]
+    kept.mkdir(parents=True)
+    try:
+        (kept / "idle_probe.out").write_text("")
+        jobs = planned_jobs(analysed)
+    finally:
+        shutil.rmtree(run / "output")
+    assert sorted(jobs, key=str) == sorted([("system_figures", "vcluster"), ("figures", None),
+                                            ("system_report", "vcluster"), ("report", None),
                                             ("all", None)], key=str)
 
 

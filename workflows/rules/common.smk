@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from crosstalk.analysis.figurecache import drawing_inputs
+from crosstalk.analysis.ingest import raw_output_files, run_dirs
 from crosstalk.analysis.report import BENCHMARK_PAGES
 from crosstalk.codedeps import code_files
 
@@ -32,6 +33,21 @@ def run_reports(wildcards):
 def system_run_reports(wildcards):
     """The run reports of one system (its own and the examples' of the same name)."""
     return _reports([wildcards.system])
+
+
+def _raw_outputs(systems):
+    """The kept job outputs the figures and fits read beyond the tables (crosstalk.analysis.ingest
+    RAW_OUTPUTS: E5's probe samples) in the runs of ``systems`` (None: all), the examples' too."""
+    return sorted(str(f) for root in filter(None, (RESULTS, EXAMPLES))
+                  for run in run_dirs(Path(root), systems) for f in raw_output_files(run))
+
+
+def raw_outputs(wildcards):
+    return _raw_outputs(SELECTED or None)
+
+
+def system_raw_outputs(wildcards):
+    return _raw_outputs([wildcards.system])
 
 
 def _repo_files(*patterns):

@@ -6,6 +6,7 @@ FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
 rule figures:
     input:
         perf=f"{RESULTS}/table.parquet",
+        raw=raw_outputs,
         code=figure_code,
     output:
         expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=FIGURE_SUFFIXES),
@@ -24,6 +25,7 @@ rule figures:
 rule system_figures:
     input:
         perf=f"{RESULTS}/{{system}}/table.parquet",
+        raw=system_raw_outputs,
         code=figure_code,
     output:
         expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.{{suffix}}", figure=FIGURES,

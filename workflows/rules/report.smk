@@ -5,6 +5,7 @@ rule report:
         errors=f"{RESULTS}/collect-errors.txt",
         captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
         benchmarks=benchmark_pages,
+        raw=raw_outputs,
         code=report_code,
     output:
         html=f"{RESULTS}/report.html",
@@ -27,6 +28,7 @@ rule system_report:
         cases=f"{RESULTS}/{{system}}/cases.parquet",
         errors=f"{RESULTS}/{{system}}/collect-errors.txt",
         captions=expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.caption.txt", figure=FIGURES),
+        raw=system_raw_outputs,
         code=report_code,
     output:
         html=f"{RESULTS}/{{system}}/report.html",
