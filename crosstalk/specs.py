@@ -14,6 +14,7 @@ from crosstalk import REPO_ROOT
 from crosstalk.bibliography import BIBLIOGRAPHY_PATH, bibliography
 from crosstalk.claimcheck import check_claims
 from crosstalk.errors import InputError
+from crosstalk.site.machines import all_machines
 from crosstalk.validation import first_error, validate
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
@@ -176,6 +177,9 @@ def load_spec_file(path):
                                                         f"at most {MAX_CASES} per profile")
     if data["name"] != path.stem:
         raise InputError(path, "name", f"{data['name']!r} must equal the file name {path.stem!r}")
+    if "like" in data and data["like"] not in all_machines():
+        raise InputError(path, "like",
+                         f"{data['like']!r} is not a known machine (crosstalk vcluster machines lists them)")
     papers = bibliography()
     for i, cite in enumerate(data["citations"]):
         if cite["paper"] not in papers:

@@ -181,7 +181,8 @@ def judge_claim(spec, claim, table, cases, facts=None, trace=False):
                 except Missing as missing:
                     groups.append({"group": label, "verdict": "not run", "reason": _not_run_reason(cases, missing)})
     overall = next(v for v in _PRECEDENCE if any(g["verdict"] == v for g in groups))
-    return {"verdict": overall, "groups": groups, "note": balance_note(claim, table, facts)}
+    return {"verdict": overall, "groups": groups,
+            "note": balance_note(claim, table, facts, spec.data.get("like"), spec.name)}
 
 
 def looks_of(cases):

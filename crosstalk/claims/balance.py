@@ -12,8 +12,11 @@ A claim names the balance that governs its magnitude (``balance:`` in the spec):
 """
 import numpy as np
 
+from crosstalk import REPO_ROOT
 from crosstalk.claims.operands import Missing, values
+from crosstalk.errors import CrosstalkError
 from crosstalk.models.papers import load_paper_table
+from crosstalk.site.inventory import load_vars
 
 #: Where a platform's memory bandwidth is read: STREAM Triad at the most threads, else NiMC's
 #: no-injection Triad on all cores.
@@ -69,15 +72,46 @@ def communication_share(table, facts):
         text += (f"; this system is shaped like {facts['like']}"
                  + (f", {achieved:.2g} B of network per B of memory reached" if achieved else ""))
     elif share > 0.5:
-        text += ("; the link, not compute, sets the time here: a system shaped like the paper's machine "
-                 "(vcluster_like) moves it towards the paper's")
+        text += "; the link, not compute, sets the time here"
     return text
 
 
 BALANCES = {"network_to_memory": network_to_memory, "communication_share": communication_share}
 
 
-def note(claim, table, facts):
-    """The balance note of a claim on one platform, or None (no balance named, or not measured)."""
+def shaped_like(machine):
+    """Names of the shipped inventories whose systems are shaped like ``machine`` (a virtual
+    cluster's ``vcluster_like``, a site's ``crosstalk_system.like``)."""
+    found = []
+    for inventory in sorted(p for p in (REPO_ROOT / "inventories").iterdir() if p.is_dir()):
+        try:
+            variables = load_vars(inventory)
+        except CrosstalkError:
+            continue
+        like = variables.get("vcluster_like") or (variables.get("crosstalk_system") or {}).get("like")
+        if like == machine:
+            found.append(inventory.name)
+    return found
+
+
+def needed_balance(like, facts, experiment):
+    """Where a platform is not shaped like the machine an experiment needs (its spec's ``like``):
+    what it needs and the command that runs it on an inventory shaped like it, or None."""
+    if not like or facts.get("like") == like:
+        return None
+    here = f"like {facts['like']}" if facts.get("like") else "not shaped"
+    text = f"this experiment needs a system shaped like {like} and this one is {here}"
+    inventories = shaped_like(like)
+    if inventories:
+        text += f": `crosstalk run --system {inventories[0]} -e {experiment}` runs it on one that is"
+    return text
+
+
+def note(claim, table, facts, like=None, experiment=None):
+    """The balance note of a claim on one platform, or None (no balance named, or not measured);
+    ``like``: the machine the claim's experiment needs (its spec's), said where this platform is
+    shaped otherwise."""
     name = claim.get("balance")
-    return BALANCES[name](table, facts or {}) if name else None
+    text = BALANCES[name](table, facts or {}) if name else None
+    needed = needed_balance(like, facts or {}, experiment) if name else None
+    return "; ".join(filter(None, [text, needed])) or None

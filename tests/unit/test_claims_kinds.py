@@ -13,7 +13,7 @@ from crosstalk.claims import judge_claim
 from crosstalk.claims.operands import Table
 from crosstalk.site.systemfacts import capabilities_of, nic_kind, unmet
 
-SPEC = SimpleNamespace(name="stream")     # a real spec: a not-run reason reads its profiles
+SPEC = SimpleNamespace(name="stream", data={})     # a real spec: a not-run reason reads its profiles
 
 
 def table(rows):
@@ -192,6 +192,14 @@ def test_the_communication_share_note_splits_run_time_by_the_quarter_bandwidth_c
     link_bound = perf.assign(value=np.where(perf["params"].str.contains('"1X"'), 40.0, 10.0))
     assert "the link, not compute, sets the time here" in note({"balance": "communication_share"},
                                                               Table(link_bound), {})
+    # The experiment needs Red Storm's balance (energy.yaml's like): a platform shaped otherwise
+    # says so and names the shipped inventory shaped like it; one shaped like it does not.
+    machine = "sand2012-red-storm-dual-core-node"
+    unshaped = note({"balance": "communication_share"}, Table(link_bound), {}, like=machine, experiment="energy")
+    assert unshaped.endswith(f"this experiment needs a system shaped like {machine} and this one is not shaped: "
+                             "`crosstalk run --system vcluster-sand -e energy` runs it on one that is")
+    assert "needs a system" not in shaped and "needs a system" not in note(
+        {"balance": "communication_share"}, Table(perf), {"like": machine}, like=machine, experiment="energy")
 
 
 def test_environ_groups_a_claim_per_mpi_implementation():
