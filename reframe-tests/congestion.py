@@ -299,7 +299,7 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
 class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
     """LAMMPS LJ melt on the first nodes, isolated or under an MPI_Put incast into its first node;
     the spec's ``victim_rounds`` runs of it in the job, each a sample of its time (under the incast:
-    alone, then under it, in each round)."""
+    alone and under it, in each round)."""
     victim_load = parameter(SPEC.parameter("victim_load"))
     repeat = parameter(range(SPEC.repeats()))
 

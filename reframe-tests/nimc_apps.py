@@ -43,7 +43,7 @@ class NimcApps(XtExperiment, Injection, PairedRounds, rfm.RunOnlyRegressionTest)
         self.skip_if(exe is None, f"{APPS[self.app]}: {why} (LAMMPS: Debian, Spack or the image)")
         self.app_instrument = os.path.basename(exe)
         if self.injection != "off":
-            # The application alone, then under injection, in each round of the job.
+            # The application alone and under injection in each round of the job (order alternating).
             self.alternate_with_load(self.setting("rounds"))
         self.num_tasks = int(self.setting("ranks"))
         self.executable = exe

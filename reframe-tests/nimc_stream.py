@@ -30,7 +30,7 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
         threads = ncores if self.cores == "all" else ncores - 1
         self.skip_if(threads < 1, f"cannot reserve a core on a {ncores}-core node")
         if self.injection != "off":
-            # Triad alone, then under injection, in each round of the job: paired seconds apart.
+            # Triad alone and under injection in each round of the job (order alternating): paired seconds apart.
             self.alternate_with_load(self.setting("rounds"))
         self.run_xt_stream(threads)
         if self.injection != "off":

@@ -2,8 +2,11 @@
 (SIGTERM) and checked after it. A load that died early or reported nothing fails the test, because
 the measurement then did not run under the load it claims.
 
-With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, without the load and
-then under it, starting and stopping the load every round: a paired comparison inside one job.
+With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, each the measured step
+without the load and under it, starting and stopping the load every round: a paired comparison
+inside one job. The order within a round alternates (A B, B A, A B ...: counterbalanced, ending with
+A B so that the job's main step runs under the load), so neither condition always comes first: a
+warm-up that only the job's first step pays, or a drift through the job, does not fall on one side.
 """
 import shlex
 
@@ -35,11 +38,17 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
                                                step_name=f"xtload-{name}"), warmup_s, reports, started))
 
     def alternate_with_load(self, rounds):
-        """Measure in ``rounds`` rounds, each the measured step without the load and then under it
-        (A B A B ...: the load is started and stopped every round), so that each round pairs the two
-        conditions seconds apart in one job. Round k's outputs: :meth:`alone_output` and
-        :meth:`loaded_output` (the last round's loaded step is the main step: its stdout)."""
+        """Measure in ``rounds`` rounds, each the measured step without the load and under it (the
+        load is started and stopped every round; the order alternates, see :meth:`loaded_first`), so
+        that each round pairs the two conditions seconds apart in one job. Round k's outputs:
+        :meth:`alone_output` and :meth:`loaded_output` (the last round's loaded step is the main
+        step: its stdout)."""
         self.load_rounds = int(rounds)
+
+    def loaded_first(self, round_no):
+        """Whether round ``round_no`` measures under the load first (B A): every other round,
+        counted back from the last, which is A B (its loaded step is the job's main step)."""
+        return (self.load_rounds - 1 - round_no) % 2 == 1
 
     @property
     def alternating(self):
@@ -99,8 +108,9 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         size_main_step(self)
         if self.alternating:
             for k in range(self.load_rounds - 1):
-                self.prerun_cmds += [main_step_line(self, self.alone_output(k)), *self._start_lines(f".{k}"),
-                                     main_step_line(self, self.loaded_output(k)), *self._stop_lines()]
+                alone = [main_step_line(self, self.alone_output(k))]
+                loaded = [*self._start_lines(f".{k}"), main_step_line(self, self.loaded_output(k)), *self._stop_lines()]
+                self.prerun_cmds += loaded + alone if self.loaded_first(k) else alone + loaded
             self.prerun_cmds += [main_step_line(self, self.alone_output(self.load_rounds - 1))]
             self.keep_files += [out for out in self.step_outputs() if out != self.job.stdout]
         self.prerun_cmds += self._start_lines("")
