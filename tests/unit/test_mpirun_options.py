@@ -68,3 +68,10 @@ def test_one_spread_in_each_launchers_words(how, srun, openmpi):
 def test_an_unknown_spread_is_refused():
     with pytest.raises(ValueError, match="spread must be one of"):
         rank_options(fake_test("openmpi"), spread="diagonal")
+
+
+def test_slurm_node_names_sort_with_their_numbers_as_numbers():
+    """job_nodes maps a job's k-th node to the k-th name: Slurm's node-table order (n2 before n10),
+    whatever order sinfo lists them in."""
+    from xtlib.placement import _natural
+    assert sorted(["n10", "n2", "n1", "n12", "n3"], key=_natural) == ["n1", "n2", "n3", "n10", "n12"]
