@@ -36,3 +36,22 @@ def reported_values(perf, metric, test=None, **params):
     keep = (df["metric"] == metric) & (df["test"] == test if test else True) & df["params"].map(
         lambda text: all(json.loads(text).get(k) == v for k, v in params.items()))
     return list(df.loc[keep, "value"])
+
+
+def dry_run_job_script(tmp_path, inventory, module, name, system):
+    """The job script ``reframe --dry-run`` writes for the one case of ``module`` (a file under
+    reframe-tests) named ``name`` on ``system`` (e.g. ``example-slurm:debug``), with the config
+    rendered from the inventory directory ``inventory`` under Open MPI."""
+    import subprocess
+
+    from crosstalk.site.configrender import render
+    config = render(inventory, tmp_path / "config")[0]
+    (tmp_path / "run").mkdir(exist_ok=True)
+    env = {**os.environ, "CROSSTALK_RUN_DIR": str(tmp_path / "run"), "CROSSTALK_STAGE_DIR": str(tmp_path / "stage")}
+    proc = subprocess.run([venv_tool("reframe"), "-C", str(config), "--system", system,
+                           "-c", str(REPO / "reframe-tests" / module), "-p", "^gnu-openmpi$", "-n", name, "--dry-run"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    (script,) = [p.read_text() for p in (tmp_path / "stage").rglob("*/rfm_job.sh")
+                 if p.parent.name.startswith(name.split("%")[0] + "_")]
+    return script

@@ -2,13 +2,9 @@
 site's Slurm partition (its kernels from the image), given ``--mpi=pmix``, writes it on the
 measured step's srun line (the last round's, and each earlier round's, of a job that alternates
 with a load) and on the load's."""
-import os
 import shutil
-import subprocess
 
-from xt_testing import REPO, venv_tool
-
-from crosstalk.site.configrender import render
+from xt_testing import REPO, dry_run_job_script
 
 
 def test_the_partitions_launcher_options_are_on_every_step(tmp_path):
@@ -19,15 +15,8 @@ def test_the_partitions_launcher_options_are_on_every_step(tmp_path):
     debug = '      access: ["--partition=debug"]\n'
     assert text.count(debug) == 1
     system.write_text(text.replace(debug, debug + '      launcher_options: ["--mpi=pmix"]\n'))
-    config = render(inventory, tmp_path / "config")[0]
-    (tmp_path / "run").mkdir()
-    env = {**os.environ, "CROSSTALK_RUN_DIR": str(tmp_path / "run"), "CROSSTALK_STAGE_DIR": str(tmp_path / "stage")}
-    proc = subprocess.run([venv_tool("reframe"), "-C", str(config), "--system", "example-slurm:debug",
-                           "-c", str(REPO / "reframe-tests" / "nimc_stream.py"), "-p", "^gnu-openmpi$",
-                           "-n", "NimcStream%injection=max%cores=all%", "--dry-run"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    (script,) = [p.read_text() for p in (tmp_path / "stage").rglob("NimcStream_*/rfm_job.sh")]
+    script = dry_run_job_script(tmp_path, inventory, "nimc_stream.py", "NimcStream%injection=max%cores=all%",
+                                "example-slurm:debug")
     steps = [line for line in script.splitlines() if line.lstrip().startswith("srun ")]
     loads = [line for line in steps if "--job-name=xtload-" in line]      # the RDMA writer and its server
     measured = [line for line in steps if "xt-stream" in line]
