@@ -10,6 +10,8 @@ A claim names the balance that governs its magnitude (``balance:`` in the spec):
   and quarter bandwidth (t = compute + bytes / bandwidth), against the same share of SAND2012-1750's
   applications (Table 6.2 at 1/4), and the paper machine the system was shaped like, if any.
 """
+from functools import lru_cache
+
 import numpy as np
 
 from crosstalk import REPO_ROOT
@@ -79,9 +81,11 @@ def communication_share(table, facts):
 BALANCES = {"network_to_memory": network_to_memory, "communication_share": communication_share}
 
 
+@lru_cache(maxsize=None)
 def shaped_like(machine):
     """Names of the shipped inventories whose systems are shaped like ``machine`` (a virtual
-    cluster's ``vcluster_like``, a site's ``crosstalk_system.like``)."""
+    cluster's ``vcluster_like``, a site's ``crosstalk_system.like``); read once per process, not
+    once per claim and platform."""
     found = []
     for inventory in sorted(p for p in (REPO_ROOT / "inventories").iterdir() if p.is_dir()):
         try:
@@ -91,7 +95,7 @@ def shaped_like(machine):
         like = variables.get("vcluster_like") or (variables.get("crosstalk_system") or {}).get("like")
         if like == machine:
             found.append(inventory.name)
-    return found
+    return tuple(found)
 
 
 def needed_balance(like, facts, experiment):
