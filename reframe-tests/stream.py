@@ -26,7 +26,6 @@ class StreamTriad(XtExperiment, StreamStep, rfm.RunOnlyRegressionTest):
         self.skip_if(self.threads > self.current_partition.processor.num_cpus,
                      f"{self.threads} threads > {self.current_partition.processor.num_cpus} cores")
         self.run_xt_stream(self.threads)
-        self.env_vars["OMP_PROC_BIND"] = "spread"
 
     @sanity_function
     def validates(self):

@@ -16,7 +16,7 @@ from collections import Counter
 
 from crosstalk.claims.balance import note as balance_note
 from crosstalk.claims.fits import FITS
-from crosstalk.claims.judge import Missing, confidence_for, effects, fit_verdict, verdict
+from crosstalk.claims.judge import Missing, Separate, confidence_for, effects, fit_verdict, separate_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
 from crosstalk.site.systemfacts import decode as decode_facts, unmet
@@ -156,7 +156,8 @@ def _judge_group(test, table, experiment, select, trace=False):
         out = {**fit_verdict(est, lo, hi, n, low, high, least, table.confidence), "low": low, "high": high}
     else:
         x, low, high = effects(test, table, experiment, select, units)
-        out = {**verdict(x, low, high, table.confidence), "low": low, "high": high}
+        judged = separate_verdict if isinstance(x, Separate) else verdict
+        out = {**judged(x, low, high, table.confidence), "low": low, "high": high}
     if trace and out["verdict"] == "inconclusive":
         out.update(trace_cases(test, table, experiment, select, out["n"]))
     return {**out, "modelled": any("modelled" in u for u in units)}

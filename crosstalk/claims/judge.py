@@ -7,14 +7,20 @@ small samples, where a bootstrap interval is too narrow. At 90 % it needs 5 samp
 verdict is *inconclusive* and says how many more would be needed. A platform whose runs looked at
 the data twice (a run's second stage, crosstalk.claims.plan) is judged at 95 % (Bonferroni over
 the two looks; 6 samples at least).
+
+Where a claim compares two effects that were each paired inside their own jobs but measured in
+separate jobs (the victim's slowdown against a canary's impact), the two are judged apart: each
+median gets its own interval at half the error rate, and the interval of their quotient follows
+(:func:`separate_verdict`).
 """
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from scipy.stats import binom
 
-from crosstalk.claims.operands import CONFIDENCE, Missing, paired, values
+from crosstalk.claims.operands import CONFIDENCE, Missing, paired, same_jobs, values, within_job
 
 
 def confidence_for(looks):
@@ -55,22 +61,46 @@ def min_samples(confidence=CONFIDENCE):
     return n
 
 
+@dataclass
+class Separate:
+    """The two sides of a quotient, each a ratio paired inside its own jobs, measured in separate
+    jobs: their samples do not pair, so each side keeps its own (see :func:`separate_verdict`)."""
+    a: np.ndarray
+    b: np.ndarray
+
+    @property
+    def size(self):
+        return min(self.a.size, self.b.size)
+
+
+def _separate(a, b):
+    """Whether ``a`` and ``b`` are within-job ratios of different jobs (judged apart)."""
+    return within_job(a) and within_job(b) and not same_jobs(a, b)
+
+
 def effects(test, table, experiment, select, units=None):
     """The per-sample effect of a test (a direction's a/b, a ratio's num[/den]) and the band it
-    must fall in: ``(effects, low, high)`` (either bound may be None)."""
+    must fall in: ``(effects, low, high)`` (either bound may be None); ``effects`` is a
+    :class:`Separate` where the two sides are within-job ratios of separate jobs."""
     def of(key):
         return values(test[key], table, experiment, select, units)
     if test["kind"] == "direction":
-        a, b = paired(of("a"), of("b"))
-        x = a / b
         margin = float(test.get("min_effect", 0))
         band = (1 + margin, None) if test["expect"] == "greater" else (None, 1 - margin)
+        a, b = of("a"), of("b")
+        if _separate(a, b):
+            return Separate(a.to_numpy(dtype=float), b.to_numpy(dtype=float)), band[0], band[1]
+        a, b = paired(a, b)
+        x = a / b
     else:
+        band = tuple(test["band"])
         x = of("num")
         if "den" in test:
-            x, den = paired(x, of("den"))
+            den = of("den")
+            if _separate(x, den):
+                return Separate(x.to_numpy(dtype=float), den.to_numpy(dtype=float)), band[0], band[1]
+            x, den = paired(x, den)
             x = x / den
-        band = tuple(test["band"])
     x = x.dropna() if hasattr(x, "dropna") else x
     if not hasattr(x, "size") or x.size == 0:
         raise Missing(experiment, select, "paired")
@@ -122,6 +152,25 @@ def verdict(x, low, high, confidence=CONFIDENCE):
     lo, hi, coverage = interval if interval else (None, None, None)
     return {**decide(np.median(x), lo, hi, x.size, low, high, lambda: more_samples(x, low, high, confidence)),
             "coverage": coverage}
+
+
+def separate_verdict(s, low, high, confidence=CONFIDENCE):
+    """The verdict of the quotient of two medians measured apart (a :class:`Separate`): each
+    side's exact interval at confidence 1 - (1 - ``confidence``) / 2, and the quotient's interval
+    [a_low / b_high, a_high / b_low], which holds when both do: with probability at least
+    ``confidence`` (Bonferroni). Each side needs its own samples (6 at 90 %); ``n`` is the fewer."""
+    each = 1 - (1 - confidence) / 2
+    ia, ib = median_interval(s.a, each), median_interval(s.b, each)
+    est = float(np.median(s.a) / np.median(s.b))
+    lo = hi = coverage = None
+    if ia and ib and ia[0] > 0 and ib[0] > 0:
+        lo, hi = ia[0] / ib[1], ia[1] / ib[0]
+        coverage = 1 - (1 - ia[2]) - (1 - ib[2])
+
+    def more():
+        half = (hi - lo) / 2 if lo is not None else float(s.a.max() / s.b.min() - s.a.min() / s.b.max()) / 2
+        return _samples_needed(s.size, est, half, low, high, min_samples(each))
+    return {**decide(est, lo, hi, s.size, low, high, more), "coverage": coverage}
 
 
 def fit_verdict(est, lo, hi, n, low, high, least=4, confidence=CONFIDENCE):

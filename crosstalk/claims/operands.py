@@ -124,17 +124,30 @@ def _as_round_zero(by_job):
     return by_job.to_frame("value").assign(round=0).set_index("round", append=True)["value"]
 
 
+def same_jobs(a, b):
+    """Whether Series ``a`` and ``b`` were measured in the same jobs (the same cases, the same
+    rounds: a job that measured its two conditions in turn)."""
+    cases = a.attrs.get("cases")
+    return (cases is not None and cases == b.attrs.get("cases")
+            and set(a.index.get_level_values("round")) == set(b.index.get_level_values("round")))
+
+
 def paired(a, b):
     """``a`` and ``b`` (Series by SAMPLE_KEY, or constants) ready to pair. Rounds pair round by
-    round only where both were measured in the same jobs (the same cases: a job that measured its
-    two conditions in turn); otherwise each copy's rounds become their median, so that one job is
-    one sample (rounds of two separate jobs share nothing that pairing could cancel)."""
+    round only where both were measured in the same jobs (:func:`same_jobs`); otherwise each copy's
+    rounds become their median, so that one job is one sample (rounds of two separate jobs share
+    nothing that pairing could cancel)."""
     if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
         return a, b
-    same_jobs = a.attrs.get("cases") is not None and a.attrs.get("cases") == b.attrs.get("cases")
-    if same_jobs and set(a.index.get_level_values("round")) == set(b.index.get_level_values("round")):
+    if same_jobs(a, b):
         return a, b
     return _per_copy(a), _per_copy(b)
+
+
+def within_job(series):
+    """Whether ``series`` is a ratio of two conditions paired round by round inside its jobs (a
+    congested over an isolated phase): the job's own moment cancels out of each of its values."""
+    return isinstance(series, pd.Series) and bool(series.attrs.get("within_job"))
 
 
 def _read_from(series, cases):
@@ -149,7 +162,9 @@ def values(operand, table, experiment, select=None, units=None):
     if "value" in operand:
         return float(operand["value"])
     if "ratio" in operand:
-        num, den = paired(*(values(op, table, experiment, select, units) for op in operand["ratio"]))
+        num, den = (values(op, table, experiment, select, units) for op in operand["ratio"])
+        in_job = isinstance(num, pd.Series) and isinstance(den, pd.Series) and same_jobs(num, den)
+        num, den = paired(num, den)
         out = num / den
         if isinstance(out, pd.Series):
             out = out.dropna()
@@ -157,6 +172,7 @@ def values(operand, table, experiment, select=None, units=None):
                 raise Missing(experiment, select or {}, "paired")
             cases = [s.attrs.get("cases") for s in (num, den) if isinstance(s, pd.Series)]
             out = _read_from(out, None if None in cases else frozenset().union(*cases))
+            out.attrs["within_job"] = in_job
         return out
     if "spread" in operand:
         return _spread(operand, table, experiment, select, units)

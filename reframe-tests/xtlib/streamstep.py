@@ -21,6 +21,9 @@ class StreamStep(PairedRounds):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]
         self.num_cpus_per_task = threads
         self.env_vars["OMP_NUM_THREADS"] = str(threads)
+        # One thread per core, pinned (STREAM's practice): the baseline and NiMC's Triad measure
+        # alike, and a load cannot take a thread's core by the scheduler moving the thread.
+        self.env_vars["OMP_PROC_BIND"] = "spread"
         place_ranks(self)     # mpirun would bind the one rank to one core, and with it every thread
 
 

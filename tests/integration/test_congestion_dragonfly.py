@@ -4,7 +4,7 @@ one GPCNeT node per node, host links at the nominal rate, the canaries and every
 a global link the congestors fill, in the same direction (congestion_layout.congestion_seed). Both
 quick cases run, P2P incast alone and all four
 congestors at once, which the default 4-node star skips. Each job pairs its isolated and congested
-phases over the quick profile's rounds (3), and every impact is the median of the rounds' own
+phases over the quick profile's rounds, and every impact is the median of the rounds' own
 ratios, so one session of each case is enough (see the assertions for the margins)."""
 import json
 

@@ -148,3 +148,35 @@ def test_rounds_of_separate_jobs_are_one_sample_each():
     table, _ = rounds_table([10.0, 20.0, 40.0], [5.0, 10.0, 20.0])
     same = values({"ratio": [{"metric": "bw_congested_avg"}, {"metric": "bw_isolated_avg"}]}, table, "congestion")
     assert list(same) == [0.5, 0.5, 0.5]
+
+
+def test_impacts_paired_in_their_own_jobs_are_judged_apart():
+    """gpcnet-app-ci-below-canary-ci (the shipped claim): the victim's slowdown (alone and under
+    the incast in turn, one job) against the canary's impact (isolated and congested in turn,
+    another job). Each side is paired inside its job, so its rounds are its samples; the sides do
+    not pair with each other, so each keeps its own (crosstalk.claims.judge.separate_verdict).
+    Three rounds on each of two partitions: 6 per side, decided; pairing the two jobs' medians
+    would have left 2 samples (inconclusive)."""
+    spec = load_spec("congestion")
+    claim = next(c for c in spec.data["claims"] if c["id"] == "gpcnet-app-ci-below-canary-ci")
+    rows = []
+    for p, scale in (("mpi", 1.0), ("slurm", 3.0)):            # the partitions differ: no matter
+        for r in range(3):
+            for case, params, metrics in (
+                    ("V", {"victim_load": "incast"}, {"victim_time_s": 2.4 + 0.1 * r, "victim_time_s_alone": 2.0}),
+                    ("C", {"congestors": "p2p_incast", "pport": 1},
+                     {"allreduce_congested_avg": scale * (900 + 100 * r), "allreduce_isolated_avg": scale * 10})):
+                rows += [{"experiment": "congestion", "metric": m, "params": json.dumps(params), "value": v,
+                          "unit": "u", "run_id": "r", "partition": p, "environ": "e", "repeat": 0, "sample": 0,
+                          "round": r, "case": case} for m, v in metrics.items()]
+    perf = pd.DataFrame(rows)
+    cases = perf[["experiment", "params", "environ"]].drop_duplicates().assign(result="pass", reason=None)
+    (group,) = judge_claim(spec, claim, Table(perf), cases)["groups"]
+    assert group["verdict"] == "reproduced" and group["n"] == 6
+    assert group["estimate"] == pytest.approx(1.25 / 100)       # median slowdown / median impact
+    assert group["ci_low"] == pytest.approx(1.2 / 110) and group["ci_high"] == pytest.approx(1.3 / 90)
+    # a plain metric of two jobs still pairs per job: one sample per partition
+    plain = {**claim["test"], "b": {"metric": "allreduce_congested_avg",
+                                    "select": {"congestors": "p2p_incast", "pport": 1}}}
+    (group,) = judge_claim(spec, {**claim, "test": plain}, Table(perf), cases)["groups"]
+    assert group["n"] == 2 and group["verdict"] == "inconclusive"
