@@ -20,6 +20,10 @@ its start-up K times).
 
 Loads: ``idle``, ``compressionb:P-M-B`` (B in microseconds), ``app:lammps``, ``app:stream`` (the
 application running continuously). ``rho`` is MODELLED (crosstalk.models.queueing.utilisation).
+
+CompressionBIntensity: a light and a heavy CompressionB configuration in turn in one job
+(``xt-compressionb --configs light,heavy --sweeps K``, the order alternating), each injecting for
+``cb_compare_s``: Fig 5's comparison of configurations paired round by round, on the same links.
 """
 import math
 import os
@@ -116,6 +120,18 @@ def modelled_rho(loaded, idle):
     return utilisation(sum(loaded) / len(loaded), t_min, var_s)
 
 
+def shape_job_links(test, nodes):
+    """Narrow the links of the job's nodes to the spec's ``link_width``, where the partition
+    controls its veth links and the job spans nodes (its traffic then crosses them)."""
+    extras = test.current_partition.extras
+    width = test.setting("link_width")
+    if width and extras.get("capabilities", {}).get("link_control") and extras.get("fabric") == "veth" \
+            and nodes > 1:
+        names, why = job_nodes(test, nodes)
+        test.skip_if(names is None, why)
+        test.shape_links(names, width=width)
+
+
 @rfm.simple_test
 class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm.RunOnlyRegressionTest):
     spec_name = "active-probing"
@@ -140,7 +156,6 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     @run_after("setup")
     def configure(self):
-        extras = self.current_partition.extras
         bin_dir = self.bench.bin_dir
         ranks, nodes = self._layout()
         self.skip_if(ranks < 2 or ranks % 2, f"ranks must be even and >= 2 (ImpactB pairs), got {ranks}")
@@ -148,13 +163,7 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         self.skip_if(arg == "lammps" and not self.has_lammps, installed_app(self, "lmp")[1])
         self.sourcesdir = INPUTS
         allocate_nodes(self, nodes)
-        width = self.setting("link_width")
-        if width and extras.get("capabilities", {}).get("link_control") and extras.get("fabric") == "veth" \
-                and nodes > 1:
-            # The job's nodes carry the probes, the load and the victims: their links are narrowed.
-            names, why = job_nodes(self, nodes)
-            self.skip_if(names is None, why)
-            self.shape_links(names, width=width)
+        shape_job_links(self, nodes)     # the job's nodes carry the probes, the load and the victims
 
         # 1. The idle-fabric probe, then (BackgroundLoad) the load; 3. ImpactB as the main step.
         probe = [os.path.join(bin_dir, "xt-impactb"), "--interval", self.setting("probe_interval_ms"),
@@ -305,3 +314,61 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
 
     def _stream_times(self, out):
         return round_values(self._path(out), "triad", "best", self.rounds, field="elapsed_s")
+
+
+@rfm.simple_test
+class CompressionBIntensity(XtExperiment, LinkControl, PairedRounds, rfm.RunOnlyRegressionTest):
+    """CompressionB's injected bandwidth at the spec's light and heavy configurations, in turn in
+    one job on the same links: each round one run of each, the order alternating (Fig 5)."""
+
+    spec_name = "active-probing"
+    repeat = parameter(range(SPEC.repeats()))
+    bench = fixture(BenchBuild, scope="environment")
+    valid_systems = ["*"]
+    valid_prog_environs = ["+mpi"]
+
+    @run_after("init")
+    def check_configurations(self):
+        """The claim reads heavy against light: heavy must be at least as intense in every knob."""
+        (_, light), (_, heavy) = (parse_load(f"compressionb:{self.setting(k)}") for k in ("cb_light", "cb_heavy"))
+        if not (heavy[0] >= light[0] and heavy[1] >= light[1] and heavy[2] <= light[2]) or heavy == light:
+            raise ValueError(f"active-probing: cb_heavy {self.setting('cb_heavy')} is not more intense than "
+                             f"cb_light {self.setting('cb_light')} (more partners and messages, a shorter bubble)")
+
+    @run_after("setup")
+    def configure(self):
+        ranks = int(self.setting("ranks"))
+        nodes = max(1, partition_nodes(self, ranks))
+        self.skip_if(ranks < 2, f"CompressionB needs 2 ranks or more, got {ranks}")
+        heavy_partners = parse_load(f"compressionb:{self.setting('cb_heavy')}")[1][0]
+        self.skip_if(heavy_partners > ranks - 1,
+                     f"CompressionB with {heavy_partners} partners needs more than {ranks} ranks")
+        allocate_nodes(self, nodes)
+        shape_job_links(self, nodes)
+        self.executable = os.path.join(self.bench.bin_dir, "xt-compressionb")
+        self.executable_opts = ["--configs", f"{self.setting('cb_light')},{self.setting('cb_heavy')}",
+                                "--sweeps", str(self.rounds_in_process()),
+                                "--duration", str(self.setting("cb_compare_s")),
+                                "--msg-size", str(self.setting("cb_msg_size"))]
+        self.num_tasks = ranks
+        self.num_tasks_per_node = math.ceil(ranks / nodes)
+        place_ranks(self)
+        self.perf_variables = {"cb_injected_bw_light": self.cb_injected_bw_light(),
+                               "cb_injected_bw_heavy": self.cb_injected_bw_heavy()}
+
+    @sanity_function
+    def validates(self):
+        return sn.assert_eq(sn.len(records(self.stdout, "result", metric="injected_bw", stat="sum")),
+                            2 * self.rounds_in_process())
+
+    def _per_round(self, name, config):
+        return self.over_rounds(name, round_values(self.stdout, "injected_bw", "sum", self.rounds_in_process(),
+                                                   config=config))
+
+    @performance_function("MB/s")
+    def cb_injected_bw_light(self):
+        return self._per_round("cb_injected_bw_light", self.setting("cb_light"))
+
+    @performance_function("MB/s")
+    def cb_injected_bw_heavy(self):
+        return self._per_round("cb_injected_bw_heavy", self.setting("cb_heavy"))

@@ -67,6 +67,12 @@ BAD_ARGS = [
     ("xt-compressionb", ["--partners", "0"], "--partners"),
     ("xt-compressionb", ["--bubble", "10us"], "--bubble"),
     ("xt-compressionb", ["--messages", "99999999"], "--messages"),
+    ("xt-compressionb", ["--configs", "1-1"], "--configs"),
+    ("xt-compressionb", ["--configs", "1-1-0,0-1-0"], "--configs"),
+    ("xt-compressionb", ["--configs", "3-4-0,3-4-0"], "--configs"),
+    ("xt-compressionb", ["--configs", "3-4-0", "--partners", "2"], "--configs"),
+    ("xt-compressionb", ["--sweeps", "2"], "--sweeps"),
+    ("xt-compressionb", ["--configs", "3-4-0", "--sweeps", "0"], "--sweeps"),
 ]
 
 
@@ -276,6 +282,25 @@ def test_compressionb_injects_exact_bytes(xt_bin, mpi_env):
     bw = results(recs, metric="injected_bw", stat="sum")[0]
     assert bw["stopped_by"] == "rounds" and bw["elapsed_s"] >= 40 * 200e-6
     assert bw["value"] == pytest.approx(3 * 40 * 2 * 3 * 40960 / bw["elapsed_s"] / 1e6)
+
+
+def test_compressionb_configurations_in_turn_with_exact_bytes(xt_bin, mpi_env):
+    """--configs A,B --sweeps 3: A B, B A, A B in one job, each configuration's records labelled
+    with its config and round, and each run's bytes exactly its rounds' messages."""
+    res = run(mpirun_cmd(3, xt_bin / "xt-compressionb", "--configs", "1-1-200,2-3-0", "--sweeps", "3",
+                         "--rounds", "20"), mpi_env)
+    assert res.returncode == 0, res.stderr
+    recs = json_lines(res.stdout)
+    check_records(recs, "xt-compressionb")
+    sums = results(recs, metric="injected_bytes")
+    assert [(r["config"], r["round"]) for r in sums] == [
+        ("1-1-200", 0), ("2-3-0", 0), ("2-3-0", 1), ("1-1-200", 1), ("1-1-200", 2), ("2-3-0", 2)]
+    for r in sums:
+        partners, messages = (1, 1) if r["config"] == "1-1-200" else (2, 3)
+        assert r["value"] == 3 * 20 * partners * messages * 40960
+        assert (r["partners"], r["messages"]) == (partners, messages)
+    info = [r for r in recs if r["type"] == "info"]
+    assert info[0]["configs"] == "1-1-200,2-3-0" and info[0]["sweeps"] == 3
 
 
 # ---------------------------------------------------------------- interference

@@ -145,3 +145,32 @@ def test_impactb_latency_rises_under_compressionb_on_the_vcluster(vcluster, run_
     # The job shaped its links to the spec's width (1X) before the probes (logged by `crosstalk link show`).
     links = json.loads(next(run_dir.rglob("ActiveProbing_*/links.before.json")).read_text())
     assert sum(row["width"] == "1X" for row in links.values()) >= 2, links
+
+
+@pytest.mark.root
+@pytest.mark.cluster
+def test_compressionb_configurations_in_turn_in_one_job_on_the_vcluster(vcluster, run_env):
+    """CompressionBIntensity: the light and heavy configurations in turn in one job (the order
+    alternating by round), one paired sample per round. The heavy one (3 partners x 4 x 40 KiB,
+    no bubble) injects more than the light one (1 x 40 KiB, then 10 ms asleep) in every round: the
+    light one sends at most 4 x 40 KiB per 10 ms in all (16 MB/s) while the heavy one fills the
+    shaped links (7.4-7.6x the light one in the first recorded runs on both partitions)."""
+    results = tempfile.mkdtemp(prefix="active-probing-vc-", dir=REPO / "build")
+    env = dict(run_env, CROSSTALK_RESULTS_DIR=results)
+    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "active-probing", "--partition", "mpi",
+            "--", *OPEN_MPI_ONLY, "-n", "CompressionBIntensity"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    (run_dir,) = (Path(results) / "vcluster" / "runs").iterdir()
+    perf, cases = load_run(run_dir)
+    assert [c["result"] for c in cases] == ["pass"]
+    spec = load_spec("active-probing")
+    rounds, light, heavy = (spec.setting(k, "quick") for k in ("rounds", "cb_light", "cb_heavy"))
+    by = {m: {r["round"]: r["value"] for r in perf if r["metric"] == m}
+          for m in ("cb_injected_bw_light", "cb_injected_bw_heavy")}
+    assert sorted(by["cb_injected_bw_light"]) == sorted(by["cb_injected_bw_heavy"]) == list(range(rounds))
+    assert all(by["cb_injected_bw_heavy"][k] > by["cb_injected_bw_light"][k] for k in range(rounds)), by
+    out = next(run_dir.rglob("CompressionBIntensity_*/rfm_job.out")).read_text().splitlines()
+    order = [(r["round"], r["config"]) for r in map(json.loads, filter(lambda line: line.startswith("{"), out))
+             if r["type"] == "result" and r["metric"] == "injected_bw" and r["stat"] == "sum"]
+    assert order == [(k, c) for k in range(rounds) for c in ((light, heavy) if k % 2 == 0 else (heavy, light))]
