@@ -25,7 +25,10 @@ class StreamTriad(XtExperiment, StreamStep, rfm.RunOnlyRegressionTest):
     def configure(self):
         self.skip_if(self.threads > self.current_partition.processor.num_cpus,
                      f"{self.threads} threads > {self.current_partition.processor.num_cpus} cores")
-        self.run_xt_stream(self.threads)
+        # More than one thread: one thread too, in turn in every round (stream-threads-saturate)
+        self.run_xt_stream(self.threads, also=(1,) if self.threads > 1 else ())
+        if self.threads == 1:
+            self.perf_variables.pop("triad_bw_one_thread", None)
 
     @sanity_function
     def validates(self):
@@ -33,8 +36,12 @@ class StreamTriad(XtExperiment, StreamStep, rfm.RunOnlyRegressionTest):
 
     @performance_function("MB/s")
     def triad_bw(self):
-        return self.stream_rate("triad_bw", "triad")
+        return self.stream_rate("triad_bw", "triad", threads=self.threads)
 
     @performance_function("MB/s")
     def copy_bw(self):
-        return self.stream_rate("copy_bw", "copy")
+        return self.stream_rate("copy_bw", "copy", threads=self.threads)
+
+    @performance_function("MB/s")
+    def triad_bw_one_thread(self):
+        return self.stream_rate("triad_bw_one_thread", "triad", threads=1)

@@ -9,7 +9,9 @@
  * expected array values. Written from the rules, not from upstream stream.c.
  *
  * --rounds K repeats the measurement K times in one process, each round a STREAM run of its own:
- * K samples of one job without K start-ups.
+ * K samples of one job without K start-ups. --threads 2,1 measures each thread count in turn in
+ * every round (the order reversed every other round: 2 1, 1 2, ...), so that thread counts are
+ * compared seconds apart; the first count first-touches the arrays (give the largest first).
  */
 #define _GNU_SOURCE /* sysconf(_SC_LEVEL3_CACHE_SIZE) */
 #include "xt_common.h"
@@ -25,6 +27,7 @@
 #endif
 
 #define KERNEL "xt-stream"
+#define MAX_THREAD_COUNTS 16
 #define SCALAR 3.0
 #define NKERNELS 4
 /* Values grow 15x per iteration; re-initialise (outside the timed region) before overflow. */
@@ -43,7 +46,8 @@ static void usage(void)
            "                  quarter of the memory\n"
            "  --ntimes N      iterations, first excluded from statistics (default 10, >= 2)\n"
            "  --duration S    keep iterating for S seconds instead (at least --ntimes)\n"
-           "  --threads N     OpenMP threads (default: OMP_NUM_THREADS / all cores)\n"
+           "  --threads LIST  OpenMP threads, or a comma list measured in turn every round\n"
+           "                  (records carry \"threads\"; default: OMP_NUM_THREADS / all cores)\n"
            "  --no-samples    do not emit per-iteration sample records\n"
            "  --rounds K      measure K times over (each round as one run: arrays re-initialised,\n"
            "                  its first iteration excluded); records carry \"round\" (default 1)\n"
@@ -182,6 +186,9 @@ static double rel_err(const double *x, size_t n, double expect)
 static int measure(double *a, double *b, double *c, size_t n, long long ntimes, double duration, int nthreads,
                    int samples, int table, int round)
 {
+#ifdef _OPENMP
+    omp_set_num_threads(nthreads);
+#endif
     init_arrays(a, b, c, n);
     /* Expected values, advanced with the same operations as the arrays. */
     double ea = 1.0, eb = 2.0, ec = 0.0, worst_err = 0;
@@ -231,6 +238,7 @@ static int measure(double *a, double *b, double *c, size_t n, long long ntimes, 
     xt_json *j = xt_json_begin(KERNEL, "validation");
     if (round >= 0)
         xt_json_int(j, "round", round);
+    xt_json_int(j, "threads", nthreads);
     xt_json_bool(j, "passed", passed);
     xt_json_str(j, "detail", detail);
     xt_json_num(j, "max_rel_error", worst_err);
@@ -253,6 +261,7 @@ static int measure(double *a, double *b, double *c, size_t n, long long ntimes, 
                 j = xt_json_begin(KERNEL, "sample");
                 if (round >= 0)
                     xt_json_int(j, "round", round);
+                xt_json_int(j, "threads", nthreads);
                 xt_json_str(j, "metric", names[k]);
                 xt_json_num(j, "value", v[i]);
                 xt_json_str(j, "unit", "MB/s");
@@ -299,7 +308,8 @@ int main(int argc, char **argv)
 {
     xt_set_prog(KERNEL);
     size_t n = 0;
-    long long ntimes = 10, threads = 0;
+    long long ntimes = 10, threads[MAX_THREAD_COUNTS] = {0};
+    int nthread_counts = 1;
     double duration = 0;
     int table = 0, samples = 1, rounds = 1;
     static const struct option opts[] = {
@@ -324,7 +334,16 @@ int main(int argc, char **argv)
             break;
         case 'n': ntimes = xt_parse_int("--ntimes", optarg, 2, 1000000); break;
         case 'd': duration = xt_parse_double("--duration", optarg, 0, 1e6); break;
-        case 't': threads = xt_parse_int("--threads", optarg, 1, 4096); break;
+        case 't':
+            nthread_counts = xt_parse_int_list("--threads", optarg, threads, MAX_THREAD_COUNTS);
+            for (int k = 0; k < nthread_counts; k++) {
+                if (threads[k] < 1 || threads[k] > 4096)
+                    xt_die("--threads", "each count must be between 1 and 4096, got %lld", threads[k]);
+                for (int i = 0; i < k; i++)
+                    if (threads[i] == threads[k])
+                        xt_die("--threads", "%lld is listed twice", threads[k]);
+            }
+            break;
         case 'T': table = 1; break;
         case 'S': samples = 0; break;
         case 'r': rounds = (int)xt_parse_int("--rounds", optarg, 1, 1000); break;
@@ -353,15 +372,17 @@ int main(int argc, char **argv)
             capped = 1;
         }
     }
+    int counts[MAX_THREAD_COUNTS], most = 0; /* the thread counts measured, in order */
+    for (int k = 0; k < nthread_counts; k++) {
 #ifdef _OPENMP
-    if (threads)
-        omp_set_num_threads((int)threads);
-    int nthreads = omp_get_max_threads();
+        counts[k] = threads[k] ? (int)threads[k] : omp_get_max_threads();
 #else
-    if (threads > 1)
-        xt_die("--threads", "built without OpenMP: only 1 thread is possible");
-    int nthreads = 1;
+        if (threads[k] > 1)
+            xt_die("--threads", "built without OpenMP: only 1 thread is possible");
+        counts[k] = 1;
 #endif
+        most = counts[k] > most ? counts[k] : most;
+    }
 
     size_t bytes = n * sizeof(double);
     double *a = NULL, *b = NULL, *c = NULL;
@@ -378,14 +399,16 @@ int main(int argc, char **argv)
     xt_json_str(j, "llc_source", llc_how);
     xt_json_bool(j, "array_ge_4x_llc", bytes >= 4 * llc);
     xt_json_bool(j, "array_capped_by_memory", capped);
-    xt_json_int(j, "threads", nthreads);
+    xt_json_int(j, "threads", most);
     xt_json_int(j, "ntimes", ntimes);
     xt_json_num(j, "duration_s", duration);
     xt_json_emit(j);
 
     int passed = 1;
     for (int round = 0; round < rounds; round++)
-        passed &= measure(a, b, c, n, ntimes, duration, nthreads, samples, table, rounds > 1 ? round : -1);
+        for (int k = 0; k < nthread_counts; k++) /* every other round in reverse: 2 1, 1 2, ... */
+            passed &= measure(a, b, c, n, ntimes, duration, counts[round % 2 ? nthread_counts - 1 - k : k],
+                              samples, table, rounds > 1 ? round : -1);
     free(a);
     free(b);
     free(c);

@@ -12,11 +12,12 @@ class StreamStep(PairedRounds):
     job that alternates with a load (BackgroundLoad.alternate_with_load) xt-stream measures once
     per step and the job's steps are the rounds."""
 
-    def run_xt_stream(self, threads):
-        """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size."""
+    def run_xt_stream(self, threads, also=()):
+        """One xt-stream process with ``threads`` OpenMP threads, the spec's ntimes and array size;
+        ``also``: thread counts measured too, in turn with ``threads`` in every round (paired)."""
         self.executable = os.path.join(self.bench.bin_dir, "xt-stream")
-        self.executable_opts = ["--threads", str(threads), "--ntimes", str(self.setting("ntimes")),
-                                "--rounds", str(self.rounds_in_process())]
+        self.executable_opts = ["--threads", ",".join(str(t) for t in (threads, *also)),
+                                "--ntimes", str(self.setting("ntimes")), "--rounds", str(self.rounds_in_process())]
         if self.setting("array_bytes"):
             self.executable_opts += ["--size", str(self.setting("array_bytes"))]
         self.num_cpus_per_task = threads
@@ -26,13 +27,14 @@ class StreamStep(PairedRounds):
         self.env_vars["OMP_PROC_BIND"] = "spread"
         place_ranks(self)     # mpirun would bind the one rank to one core, and with it every thread
 
-
-    def stream_rate(self, name, kernel, stat="best", alone=False):
+    def stream_rate(self, name, kernel, stat="best", alone=False, threads=None):
         """Performance variable ``name``: xt-stream's ``stat`` rate of ``kernel`` (copy, scale, add,
         triad), MB/s, the median over the rounds (each round's value is kept as a sample);
-        ``alone``: of the steps without the load, in a job that alternates with one."""
+        ``alone``: of the steps without the load, in a job that alternates with one; ``threads``:
+        of that thread count, in a job that measures several (``run_xt_stream``'s ``also``)."""
+        match = {"threads": threads} if threads else {}
         if getattr(self, "alternating", False):
-            rounds = self.per_round(lambda output: result_value(output, kernel, stat), alone)
+            rounds = self.per_round(lambda output: result_value(output, kernel, stat, **match), alone)
         else:
-            rounds = round_values(self.stdout, kernel, stat, self.rounds_in_process())
+            rounds = round_values(self.stdout, kernel, stat, self.rounds_in_process(), **match)
         return self.over_rounds(name, rounds)

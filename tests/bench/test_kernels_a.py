@@ -55,6 +55,8 @@ BAD_ARGS = [
     ("xt-stream", ["--size", "0"], "--size"),
     ("xt-stream", ["--ntimes", "1"], "--ntimes"),
     ("xt-stream", ["--threads", "two"], "--threads"),
+    ("xt-stream", ["--threads", "2,2"], "--threads"),
+    ("xt-stream", ["--threads", "2,0"], "--threads"),
     ("xt-stream", ["--duration", "-1"], "--duration"),
     ("xt-stream", ["--frobnicate"], "--frobnicate"),
     ("xt-inject", ["--rate", "fast"], "--rate"),
@@ -135,6 +137,20 @@ def test_stream_rounds_are_runs_of_their_own(bench_bin, mpi_env):
     one_round = json_lines(run([str(bench_bin / "xt-stream"), "--size", "1000000", "--ntimes", "2",
                                 "--no-samples"], mpi_env).stdout)
     assert all("round" not in r for r in one_round)     # one round: the records of plain STREAM
+
+
+def test_stream_thread_counts_in_turn_every_round(bench_bin, mpi_env):
+    """--threads 2,1 --rounds 3: each round measures 2 then 1 thread, the next 1 then 2, ...;
+    every record names its thread count and round, and each measurement validates."""
+    res = run([str(bench_bin / "xt-stream"), "--size", "1000000", "--ntimes", "3", "--threads", "2,1",
+               "--rounds", "3", "--no-samples"], mpi_env)
+    assert res.returncode == 0, res.stderr
+    recs = json_lines(res.stdout)
+    check_records(recs, "xt-stream")
+    order = [(r["round"], r["threads"]) for r in recs if r["type"] == "validation" and r["passed"]]
+    assert order == [(0, 2), (0, 1), (1, 1), (1, 2), (2, 2), (2, 1)]
+    assert [(r["round"], r["threads"]) for r in results(recs, metric="triad", stat="best")] == order
+    assert [r for r in recs if r["type"] == "info"][0]["threads"] == 2
 
 
 def test_stream_size_suffix_is_bytes_per_array(bench_bin, mpi_env):

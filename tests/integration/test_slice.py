@@ -46,6 +46,11 @@ def test_run_leaves_report_perflogs_and_provenance(stream_run):
     prov = json.loads((stream_run / "provenance.json").read_text())
     assert prov["system"] == "local" and prov["profile"] == "quick"
     assert len(prov["specs"]["stream"]["sha256"]) == 64
+    # The two-thread job measured one thread too, in turn every round: one value per round of
+    # each, so stream-threads-saturate pairs them round by round; the one-thread job did not.
+    rounds = {c["threads"]: c.get("round_values", {}) for c in cases}
+    assert len(rounds[2]["triad_bw_one_thread"]) == len(rounds[2]["triad_bw"]) > 1
+    assert "triad_bw_one_thread" not in rounds[1]
 
 
 def test_report_has_the_stream_figure(stream_run, slice_env):
