@@ -212,8 +212,8 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         if self.layout in ("one-host", "shared-links"):
             # Every block of ppn consecutive ranks is one GPCNeT node; placed round robin over hosts.
             self.executable_opts.append("--allow-shared-nodes")
-        # shared-links (and one host): endpoint v (ranks v*ppn...) round robin over the hosts (with
-        # ppn > 1 mpirun puts an endpoint's ranks on consecutive hosts; srun keeps them together).
+        # shared-links (and one host): endpoint v (ranks v*ppn...) round robin over the hosts, its
+        # ppn ranks together (srun's plane distribution; a file of hosts per rank for mpirun).
         # nodes, fabric: ppn ranks on every node, node v on host v.
         place_ranks(self, spread="per-node" if self.layout in ("nodes", "fabric") else "node", block=ppn,
                     unbound=True)

@@ -111,6 +111,8 @@ def rank_options(test, spread=None, block=1, nodes=None, export=(), first=None, 
         raise ValueError(f"spread must be one of {SPREADS}, not {spread!r}")
     kind = launcher_kind(test)
     if kind == "mpirun":
+        if spread == "node" and int(block) > 1:
+            return blocked_round_robin(test, int(block), nodes, export)
         map_by = {"node": "node", "fill": "slot", "per-node": block}.get(spread)
         return mpirun_options(test, map_by, nodes, export)
     if kind != "srun":
@@ -121,6 +123,37 @@ def rank_options(test, spread=None, block=1, nodes=None, export=(), first=None, 
     elif spread in ("fill", "per-node"):
         opts.append("--distribution=block")
     return opts + (["--cpu-bind=none"] if unbound else [])
+
+
+#: The file, in the job's stage directory, that places an mpirun job's ranks one by one.
+RANK_HOSTS = "rank-hosts.txt"
+
+
+def host_sequence(hosts, ranks, block):
+    """The host of each of ``ranks`` ranks: blocks of ``block`` consecutive ranks round robin over
+    ``hosts`` (srun's plane distribution)."""
+    return [hosts[(r // block) % len(hosts)] for r in range(ranks)]
+
+
+def blocked_round_robin(test, block, nodes=None, export=()):
+    """mpirun words for blocks of ``block`` consecutive ranks round robin over the job's nodes,
+    which neither ``--map-by`` nor ``-ppn`` says: Open MPI's sequential mapper reads one host per
+    rank from a file, and MPICH's Hydra cycles through a machine file of ``host:block`` lines. The
+    file is written to the stage directory, where the job runs."""
+    count = int(nodes or partition_nodes(test))
+    hosts, why = job_nodes(test, count)
+    if hosts is None:
+        raise ValueError(why)
+    path = os.path.join(test.stagedir, RANK_HOSTS)
+    if mpi_family(test) == "mpich":
+        lines = [f"{h}:{block}" for h in hosts]
+        opts = ["-bind-to", "none", "-f", RANK_HOSTS]
+    else:
+        lines = host_sequence(hosts, int(test.num_tasks), block)
+        opts = [*mpirun_options(test, None, None, export), "--mca", "rmaps", "seq", "--hostfile", RANK_HOSTS]
+    with open(path, "w") as fp:
+        fp.write("\n".join(lines) + "\n")
+    return opts
 
 
 def place_ranks(test, **how):

@@ -8,7 +8,7 @@ import pytest
 from xt_testing import REPO
 
 sys.path.insert(0, str(REPO / "reframe-tests"))
-from xtlib.placement import mpirun_hosts, mpirun_options, rank_options  # noqa: E402
+from xtlib.placement import RANK_HOSTS, mpirun_hosts, mpirun_options, rank_options  # noqa: E402
 
 
 def fake_test(mpi, env_vars=None, cpus=2, launcher="mpirun"):
@@ -49,8 +49,6 @@ def test_mpich_cannot_place_on_the_first_nodes_without_a_hostfile():
 @pytest.mark.parametrize("how, srun, openmpi", [
     ({}, [], ["--bind-to", "none"]),
     ({"spread": "node"}, ["--distribution=plane=1"], ["--bind-to", "none", "--map-by", "node"]),
-    ({"spread": "node", "block": 3, "unbound": True}, ["--distribution=plane=3", "--cpu-bind=none"],
-     ["--bind-to", "none", "--map-by", "node"]),
     ({"spread": "per-node", "block": 2}, ["--distribution=block"], ["--bind-to", "none", "--map-by", "ppr:2:node"]),
     ({"spread": "fill", "nodes": 2}, ["--distribution=block"], ["--bind-to", "none", "--map-by", "slot",
                                                                "--max-vm-size", "2"]),
@@ -63,6 +61,28 @@ def test_one_spread_in_each_launchers_words(how, srun, openmpi):
     assert rank_options(fake_test("openmpi", launcher="srun"), **how) == srun
     for launcher in ("mpirun", "mpiexec", "local"):     # one kind: mpirun from the job's first node
         assert rank_options(fake_test("openmpi", launcher=launcher), **how) == openmpi
+
+
+def test_blocks_of_ranks_round_robin_under_each_mpirun(tmp_path):
+    """spread=node with block=2 (a GPCNeT node's PPort ranks kept together, the nodes round robin
+    over 3 hosts): srun says plane=2; Open MPI reads one host per rank (its sequential mapper) and
+    Hydra cycles through host:2 lines, from a file in the stage directory."""
+    hydra, ompi = tmp_path / "hostfile-mpich", tmp_path / "hostfile"
+    hydra.write_text("n1:1\nn2:1\nn3:1\nn4:1\n")
+    ompi.write_text("n1 slots=2\nn2 slots=2\nn3 slots=2\nn4 slots=2\n")
+    env = {"HYDRA_HOST_FILE": str(hydra), "OMPI_MCA_orte_default_hostfile": str(ompi)}
+    how = {"spread": "node", "block": 2, "nodes": 3, "unbound": True}
+    assert rank_options(fake_test("openmpi", launcher="srun"), **how) == ["--distribution=plane=2", "--cpu-bind=none"]
+    for mpi, words, lines in (
+            ("openmpi", ["--bind-to", "none", "--mca", "rmaps", "seq", "--hostfile", RANK_HOSTS],
+             ["n1", "n1", "n2", "n2", "n3", "n3", "n1", "n1", "n2", "n2"]),
+            ("mpich", ["-bind-to", "none", "-f", RANK_HOSTS], ["n1:2", "n2:2", "n3:2"])):
+        stage = tmp_path / mpi
+        stage.mkdir()
+        test = fake_test(mpi, env)
+        test.stagedir, test.num_tasks = str(stage), 10
+        assert rank_options(test, **how) == words
+        assert (stage / RANK_HOSTS).read_text().split() == lines
 
 
 def test_an_unknown_spread_is_refused():
