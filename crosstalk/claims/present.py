@@ -76,12 +76,23 @@ def decided_text(totals):
     return f"{decided} of {applicable} applicable claims decided{share}"
 
 
-def _left_out(run):
-    """The claims a run's last stage left out (``{claim, why, seconds}``), from its provenance;
-    entries of another shape (a run of an older crosstalk) are passed over."""
+def _last_plan(run):
+    """The run's last plan for more samples: its last stage's, or a later one that measured
+    nothing again (``unplanned``, made after as many stages as the run has)."""
     stages = (run or {}).get("stages")
-    for stage in stages[-1:] if isinstance(stages, list) else []:
-        for item in stage.get("left_out", []) if isinstance(stage, dict) else []:
+    stages = stages if isinstance(stages, list) else []
+    unplanned = (run or {}).get("unplanned")
+    if isinstance(unplanned, dict) and unplanned.get("after_stages") == len(stages):
+        return unplanned
+    return stages[-1] if stages else None
+
+
+def _left_out(run):
+    """The claims the run's last plan left out (``{claim, why, seconds}``), from its provenance;
+    entries of another shape (a run of an older crosstalk) are passed over."""
+    plan = _last_plan(run)
+    if isinstance(plan, dict):
+        for item in plan.get("left_out", []) if isinstance(plan.get("left_out"), list) else []:
             if isinstance(item, dict) and isinstance(item.get("claim"), str) and "why" in item and (
                     item.get("seconds") is None or isinstance(item.get("seconds"), (int, float))):
                 yield item
@@ -115,7 +126,7 @@ def open_question(verdict, run=None):
         return {"why": f"not planned by the run's stages ({item['why']}); about {more} more sample(s) "
                        f"would decide it", "command": f"crosstalk run -e {verdict['experiment']}"}
     if item:
-        why = f"budget spent: the run's last stage left it out ({item['why']})"
+        why = f"budget spent: the run's plan for more samples left it out ({item['why']})"
         # the time it needed at this look, half as much again for the next look's wider interval
         minutes = math.ceil(1.5 * item["seconds"] / 60) + 1
     elif verdict["id"] in _planned(run):

@@ -79,6 +79,19 @@ def record(run_dir, looks, stage):
     tmp.replace(path)
 
 
+def record_unplanned(run_dir, seconds_left, left_out):
+    """A plan that measured nothing again (no claim's samples fit the time left): the run's
+    provenance keeps what it left out and why, for the report, without counting a look (no data
+    was measured after it, so the run's claims are still judged at the looks they had)."""
+    path = run_dir / "provenance.json"
+    prov = json.loads(path.read_text())
+    prov["unplanned"] = {"after_stages": len(prov.get("stages", [])), "budget_s": round(seconds_left),
+                         "left_out": left_out}
+    tmp = path.with_name(".provenance.json.tmp")
+    tmp.write_text(json.dumps(prov, indent=2) + "\n")
+    tmp.replace(path)
+
+
 def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_STAGE_LOOKS):
     """Plan and run a further stage (the second: ``looks`` 2); ``(its Outcome, the run's state)``,
     or None when nothing was run again."""
@@ -98,6 +111,7 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
     if not chosen.repeats:
         print("crosstalk: no further stage: no inconclusive claim that more samples would decide fits "
               f"the {seconds_left:.0f} s left", file=out, flush=True)
+        record_unplanned(run_dir, seconds_left, chosen.left_out)
         return None
     runs = sum(chosen.repeats.values())
     print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "

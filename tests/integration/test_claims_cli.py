@@ -28,28 +28,29 @@ def claims(*args, env=None):
 
 def test_a_claim_the_runs_bear_out_exits_0(results, tmp_path):
     junit = tmp_path / "claims.xml"
-    proc = claims("--claim", "stream-threads-saturate", "--junit", str(junit),
+    proc = claims("--claim", "gpcnet-incast-slows-bw", "--junit", str(junit),
                   env={"CROSSTALK_RESULTS_DIR": str(results)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "REPRODUCED    stream-threads-saturate (Groves 2017, Table 2.4)" in proc.stdout
+    assert "REPRODUCED    gpcnet-incast-slows-bw (Chunduri et al. SC19, Fig 5)" in proc.stdout
     suite = ET.parse(junit).getroot()
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
 
 def test_a_contradicted_claim_exits_1_with_a_junit_failure(results, tmp_path):
-    """The fixture: stream's claim inverted (one thread beats all of them), as a site spec."""
-    spec = yaml.safe_load((REPO / "experiments" / "stream.yaml").read_text())
-    claim = {**spec["claims"][0], "id": "one-thread-beats-all-cores"}
-    claim["test"] = {**claim["test"], "expect": "less"}
+    """The fixture: a congestion claim inverted (the incast raises the bandwidth canary's
+    bandwidth), as a site spec."""
+    spec = yaml.safe_load((REPO / "experiments" / "congestion.yaml").read_text())
+    (claim,) = [c for c in spec["claims"] if c["id"] == "gpcnet-incast-slows-bw"]
+    claim = {**claim, "id": "incast-raises-bw", "test": {**claim["test"], "expect": "greater"}}
     spec["claims"] = [claim]
     site = tmp_path / "specs"
     site.mkdir()
-    (site / "stream.yaml").write_text(yaml.safe_dump(spec))
+    (site / "congestion.yaml").write_text(yaml.safe_dump(spec))
     junit = tmp_path / "claims.xml"
-    proc = claims("--claim", "one-thread-beats-all-cores", "--junit", str(junit),
+    proc = claims("--claim", "incast-raises-bw", "--junit", str(junit),
                   env={"CROSSTALK_RESULTS_DIR": str(results), "CROSSTALK_SPECS_DIR": str(site)})
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "CONTRADICTED  one-thread-beats-all-cores" in proc.stdout
+    assert "CONTRADICTED  incast-raises-bw" in proc.stdout
     suite = ET.parse(junit).getroot()
     failures = suite.findall("testcase/failure")
     assert suite.get("failures") == "1" and len(failures) == 1

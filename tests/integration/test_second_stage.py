@@ -72,7 +72,8 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
 
 def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env_module):
     """crosstalk run --more: a further stage of the finished run. Where a claim is still undecided
-    and fits, it runs and the run counts a third look; where none does, nothing is run or recorded."""
+    and fits, it runs and the run counts a third look; where none does, nothing is run and no look
+    counted, and the plan's left-out claims are kept (``unplanned``) for the report's reasons."""
     _, run_dir = two_stage_run
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(run_dir.parents[2]))
     proc = subprocess.run([venv_tool("crosstalk"), "run", "--more", run_dir.name, "--budget", "5m"],
@@ -82,6 +83,7 @@ def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env
     prov = json.loads((run_dir / "provenance.json").read_text())
     if "no further stage" in proc.stdout:
         assert prov["looks"] == 2 and len(prov["stages"]) == 1
+        assert prov["unplanned"]["after_stages"] == 1 and isinstance(prov["unplanned"]["left_out"], list)
     else:
         assert prov["looks"] == 3 and [s["look"] for s in prov["stages"]] == [2, 3]
         assert list(run_dir.glob("attempts/3/slurm-x*/report.json"))

@@ -108,8 +108,17 @@ def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
         {"claim": CLAIM["id"], "why": why, "seconds": 900}]}]})
     # the command's budget covers what the claim needs (15 minutes), half as much again for the
     # next look's wider interval, and a minute more
-    assert spent == {"why": f"budget spent: the run's last stage left it out ({why})",
+    assert spent == {"why": f"budget spent: the run's plan for more samples left it out ({why})",
                      "command": "crosstalk run --more R2 --budget 24m"}
+    # a plan that measured nothing again (no claim fitted the time left) is the run's last plan too,
+    # until a later stage runs
+    unplanned = {"after_stages": 0, "left_out": [{"claim": CLAIM["id"], "why": why, "seconds": 900}]}
+    assert open_question(pilot, {"run_id": "R5", "stages": [], "unplanned": unplanned}) == {
+        "why": f"budget spent: the run's plan for more samples left it out ({why})",
+        "command": "crosstalk run --more R5 --budget 24m"}
+    stale = open_question(pilot, {"run_id": "R6", "stages": [{"claims": [CLAIM["id"]], "left_out": []}],
+                                  "unplanned": unplanned})
+    assert stale["why"].startswith("noise: measured again by the run's stages")
     fit = open_question(pilot, {"run_id": "R2", "stages": [{"left_out": [
         {"claim": CLAIM["id"], "why": "the claim: not decided by more samples of its cases (a fit)",
          "seconds": None}]}]})
