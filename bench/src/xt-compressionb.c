@@ -55,12 +55,14 @@ struct config {
 static void parse_config(const char *text, struct config *c)
 {
     int used = 0;
-    if (sscanf(text, "%lld-%lld-%lf%n", &c->partners, &c->messages, &c->bubble_us, &used) != 3 ||
+    /* plain decimal digits only (no sign, space, nan or exponent): one spelling per value */
+    int plain = *text >= '0' && *text <= '9' && strspn(text, "0123456789-.") == strlen(text);
+    if (!plain || sscanf(text, "%lld-%lld-%lf%n", &c->partners, &c->messages, &c->bubble_us, &used) != 3 ||
         (size_t)used != strlen(text) || strlen(text) >= sizeof c->label)
         xt_die("--configs", "'%.40s' is not partners-messages-bubble (e.g. 3-4-0)", text);
-    if (c->partners < 1 || c->messages < 1 || c->messages > 32767 || c->bubble_us < 0 ||
-        c->bubble_us > 3.6e9)
-        xt_die("--configs", "'%s': partners >= 1, messages 1..32767, bubble 0..3.6e9 us", text);
+    if (c->partners < 1 || c->partners > 1 << 20 || c->messages < 1 || c->messages > 32767 ||
+        !(c->bubble_us >= 0 && c->bubble_us <= 3.6e9))
+        xt_die("--configs", "'%s': partners 1..1048576, messages 1..32767, bubble 0..3.6e9 us", text);
     strcpy(c->label, text);
 }
 
@@ -81,8 +83,9 @@ static int parse_configs(const char *text, struct config *out)
         if (n == MAX_CONFIGS)
             xt_die("--configs", "at most %d configurations", MAX_CONFIGS);
         parse_config(item, &out[n]);
-        for (int k = 0; k < n; k++)
-            if (!strcmp(out[k].label, out[n].label))
+        for (int k = 0; k < n; k++) /* by value: 01-1-0 is 1-1-0 */
+            if (out[k].partners == out[n].partners && out[k].messages == out[n].messages &&
+                out[k].bubble_us == out[n].bubble_us)
                 xt_die("--configs", "'%s' is listed twice", item);
         n++;
         if (!comma)
@@ -252,8 +255,8 @@ int main(int argc, char **argv)
     if (size < 2 || widest > size - 1) {
         if (rank == 0)
             fprintf(stderr, size < 2 ? "%s: needs at least 2 ranks\n"
-                                     : "%s: --partners: must be at most %d (ranks - 1)\n",
-                    KERNEL, size - 1);
+                                     : "%s: %s: must be at most %d partners (ranks - 1)\n",
+                    KERNEL, from_list ? "--configs" : "--partners", size - 1);
         MPI_Finalize();
         return 2;
     }

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import binom
 
-from crosstalk.claims.operands import CONFIDENCE, Missing, paired, same_jobs, values, within_job
+from crosstalk.claims.operands import CONFIDENCE, Missing, describe, paired, same_jobs, values, within_job
 
 
 def confidence_for(looks):
@@ -78,6 +78,30 @@ def _separate(a, b):
     return within_job(a) and within_job(b) and not same_jobs(a, b)
 
 
+#: What the two sides of a :class:`Separate` must share: each side is read only where the other
+#: was measured too (a run, partition and environment), so a case that failed on one partition, or
+#: a later run of one side alone, cannot shift one median and not the other.
+_SHARED = ["run_id", "partition", "environ"]
+
+
+def _apart(a, b, experiment, select):
+    """A :class:`Separate` of the two sides' values where both were measured (see ``_SHARED``);
+    a value that is not a positive finite ratio (a zero denominator) is no sample."""
+    def where(series):
+        return set(zip(*(series.index.get_level_values(k) for k in _SHARED)))
+    both = where(a) & where(b)
+
+    def kept(series):
+        keys = list(zip(*(series.index.get_level_values(k) for k in _SHARED)))
+        x = series.to_numpy(dtype=float)[[k in both for k in keys]]
+        return x[np.isfinite(x) & (x > 0)]
+    a, b = kept(a), kept(b)
+    if not (a.size and b.size):
+        raise Missing(experiment, select, "paired", f"no run, partition and environment measured both sides "
+                                                    f"in {experiment} cases {describe(select)}")
+    return Separate(a, b)
+
+
 def effects(test, table, experiment, select, units=None):
     """The per-sample effect of a test (a direction's a/b, a ratio's num[/den]) and the band it
     must fall in: ``(effects, low, high)`` (either bound may be None); ``effects`` is a
@@ -89,7 +113,7 @@ def effects(test, table, experiment, select, units=None):
         band = (1 + margin, None) if test["expect"] == "greater" else (None, 1 - margin)
         a, b = of("a"), of("b")
         if _separate(a, b):
-            return Separate(a.to_numpy(dtype=float), b.to_numpy(dtype=float)), band[0], band[1]
+            return _apart(a, b, experiment, select), band[0], band[1]
         a, b = paired(a, b)
         x = a / b
     else:
@@ -98,7 +122,7 @@ def effects(test, table, experiment, select, units=None):
         if "den" in test:
             den = of("den")
             if _separate(x, den):
-                return Separate(x.to_numpy(dtype=float), den.to_numpy(dtype=float)), band[0], band[1]
+                return _apart(x, den, experiment, select), band[0], band[1]
             x, den = paired(x, den)
             x = x / den
     x = x.dropna() if hasattr(x, "dropna") else x
@@ -163,7 +187,7 @@ def separate_verdict(s, low, high, confidence=CONFIDENCE):
     ia, ib = median_interval(s.a, each), median_interval(s.b, each)
     est = float(np.median(s.a) / np.median(s.b))
     lo = hi = coverage = None
-    if ia and ib and ia[0] > 0 and ib[0] > 0:
+    if ia and ib:               # every value positive and finite (_apart)
         lo, hi = ia[0] / ib[1], ia[1] / ib[0]
         coverage = 1 - (1 - ia[2]) - (1 - ib[2])
 

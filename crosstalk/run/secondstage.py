@@ -95,9 +95,6 @@ def record_unplanned(run_dir, seconds_left, left_out):
 def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_STAGE_LOOKS):
     """Plan and run a further stage (the second: ``looks`` 2); ``(its Outcome, the run's state)``,
     or None when nothing was run again."""
-    if seconds_left <= 0:
-        print(f"crosstalk: no further stage: no time left of the budget ({seconds_left:.0f} s)", file=out, flush=True)
-        return None
     try:
         verdicts = verdicts_of(run_dir, looks)
     except InputError as err:
@@ -105,13 +102,15 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
         return None
     print(f"crosstalk: claims so far ({confidence_for(looks) * 100:.3g} % intervals, as for {looks} looks): "
           f"{_counts_text(verdicts)}", file=out, flush=True)
-    chosen = plan(verdicts, case_durations(run_dir), seconds_left)
+    # planned even with no time left: the claims it leaves out are kept with the time each needs
+    chosen = plan(verdicts, case_durations(run_dir), max(0.0, seconds_left))
     for item in chosen.left_out:
         print(f"crosstalk:   not measured again: {item['claim']}: {item['why']}", file=out, flush=True)
-    if not chosen.repeats:
-        print("crosstalk: no further stage: no inconclusive claim that more samples would decide fits "
-              f"the {seconds_left:.0f} s left", file=out, flush=True)
-        record_unplanned(run_dir, seconds_left, chosen.left_out)
+    if seconds_left <= 0 or not chosen.repeats:
+        why = (f"no time left of the budget ({seconds_left:.0f} s)" if seconds_left <= 0 else
+               f"no inconclusive claim that more samples would decide fits the {seconds_left:.0f} s left")
+        print(f"crosstalk: no further stage: {why}", file=out, flush=True)
+        record_unplanned(run_dir, max(0.0, seconds_left), chosen.left_out)
         return None
     runs = sum(chosen.repeats.values())
     print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "

@@ -141,6 +141,8 @@ def blocked_round_robin(test, block, nodes=None, export=()):
     rank from a file, and MPICH's Hydra cycles through a machine file of ``host:block`` lines. The
     file is written to the stage directory, where the job runs."""
     count = int(nodes or partition_nodes(test))
+    if count <= 1:          # one host holds every block: no file, and no hostfile needed
+        return mpirun_options(test, None, None, export)
     hosts, why = job_nodes(test, count)
     if hosts is None:
         raise ValueError(why)

@@ -72,6 +72,10 @@ BAD_ARGS = [
     ("xt-compressionb", ["--configs", "1-1"], "--configs"),
     ("xt-compressionb", ["--configs", "1-1-0,0-1-0"], "--configs"),
     ("xt-compressionb", ["--configs", "3-4-0,3-4-0"], "--configs"),
+    ("xt-compressionb", ["--configs", "3-4-0,03-4-0.0"], "--configs"),     # the same configuration
+    ("xt-compressionb", ["--configs", "1-1-nan"], "--configs"),
+    ("xt-compressionb", ["--configs", "+1-1-0"], "--configs"),
+    ("xt-compressionb", ["--configs", "2000000-1-0"], "--configs"),
     ("xt-compressionb", ["--configs", "3-4-0", "--partners", "2"], "--configs"),
     ("xt-compressionb", ["--sweeps", "2"], "--sweeps"),
     ("xt-compressionb", ["--configs", "3-4-0", "--sweeps", "0"], "--sweeps"),
@@ -93,6 +97,8 @@ def test_mpi_kernel_rank_count_errors(bench_bin, mpi_env):
     assert res.returncode != 0 and "even number of ranks" in res.stderr
     res = run(mpirun_cmd(2, bench_bin / "xt-compressionb", "--partners", "2"), mpi_env)
     assert res.returncode != 0 and "xt-compressionb: --partners: must be at most 1" in res.stderr
+    res = run(mpirun_cmd(2, bench_bin / "xt-compressionb", "--configs", "1-1-0,2-1-0", "--sweeps", "1"), mpi_env)
+    assert res.returncode != 0 and "xt-compressionb: --configs: must be at most 1" in res.stderr
 
 
 # ---------------------------------------------------------------- xt-stream

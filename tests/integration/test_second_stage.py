@@ -1,11 +1,12 @@
 """A run's second stage for real (crosstalk run --budget, crosstalk.run.secondstage): on the virtual
-cluster's Slurm partition, one E4 canary job (3 paired rounds) leaves the incast claims
-inconclusive at the two-look level (3 samples; 6 needed at 95 %); the second stage runs exactly that
-case once more (twice where the pilot's spread asks for more) and the claims are judged on all rounds.
+cluster's Slurm partition, one E4 canary job (the quick profile's paired rounds, 4) leaves the
+incast claims inconclusive at the two-look level (4 samples; 6 needed at 95 %); the second stage runs
+exactly that case once more (twice where the pilot's spread asks for more) and the claims are judged
+on all rounds.
 
 Why the Allreduce claim must be decided: the incast fills the shaped ingress link of a canary host
 and the 8 B Allreduce queues behind it; measured over 47 runs of this case its impact was 4.3-382,
-every run (test_congestion_experiment.py), so six rounds all slower is the expected outcome.
+every run (test_congestion_experiment.py), so eight rounds all slower is the expected outcome.
 """
 import json
 import shutil
@@ -19,10 +20,12 @@ from xt_testing import OPEN_MPI_ONLY, venv_tool
 
 from crosstalk.analysis.ingest import CASE_COLUMNS, PERF_COLUMNS, load_run
 from crosstalk.claims import judge
+from crosstalk.specs import load_spec
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 CASE = "CongestionCanary %congestors=p2p_incast %pport=1 %repeat=0"
 CLAIMS = ("gpcnet-incast-slows-allreduce", "gpcnet-incast-slows-bw")
+ROUNDS = load_spec("congestion").setting("rounds", "quick")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def test_the_second_stage_measures_exactly_the_inconclusive_claims_cases(two_sta
     (stage,) = prov["stages"]
     assert stage["look"] == 2
     assert set(CLAIMS) <= set(stage["claims"]), stage
-    # 3 rounds more reach the 6 samples of 95 %; a pilot with a wide spread asks for a copy more
+    # one copy more reaches the 6 samples of 95 %; a pilot with a wide spread asks for another
     ((partition, case, repeats),) = stage["repeats"]
     assert (partition, case) == ("slurm", CASE) and repeats in (1, 2), stage
     (report,) = run_dir.glob("attempts/2/slurm-x1/report.json")
@@ -61,13 +64,13 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
     ((_, _, repeats),) = json.loads((run_dir / "provenance.json").read_text())["stages"][0]["repeats"]
     rows = perf[perf.metric == "allreduce_congested_avg"]
     copies = range(1 + repeats)          # the first stage's job and the second stage's
-    assert sorted(zip(rows["sample"], rows["round"])) == [(s, r) for s in copies for r in range(3)]
+    assert sorted(zip(rows["sample"], rows["round"])) == [(s, r) for s in copies for r in range(ROUNDS)]
     assert set(cases["looks"]) == {2}
     verdicts = {v["id"]: v for v in judge(perf, cases)}
     allreduce = verdicts["gpcnet-incast-slows-allreduce"]
     assert allreduce["confidence"] == pytest.approx(0.95)
     assert allreduce["verdict"] == "reproduced", allreduce
-    assert allreduce["groups"][0]["n"] == 3 * len(copies)
+    assert allreduce["groups"][0]["n"] == ROUNDS * len(copies)
 
 
 def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env_module):

@@ -180,3 +180,27 @@ def test_impacts_paired_in_their_own_jobs_are_judged_apart():
                                     "select": {"congestors": "p2p_incast", "pport": 1}}}
     (group,) = judge_claim(spec, {**claim, "test": plain}, Table(perf), cases)["groups"]
     assert group["n"] == 2 and group["verdict"] == "inconclusive"
+
+
+def test_sides_judged_apart_are_read_where_both_were_measured():
+    """A side measured on a partition where the other was not (its case failed there) is left out
+    there, and a ratio with a zero denominator is no sample: neither shifts one side's median."""
+    spec = load_spec("congestion")
+    claim = next(c for c in spec.data["claims"] if c["id"] == "gpcnet-app-ci-below-canary-ci")
+    rows = []
+    for p, victim_ok in (("mpi", True), ("slurm", False), ("extra", True)):
+        for r in range(3):
+            cases = [("C", {"congestors": "p2p_incast", "pport": 1},
+                      {"allreduce_congested_avg": 1000.0, "allreduce_isolated_avg": 10.0 if r else 0.0})]
+            if victim_ok:
+                cases.append(("V", {"victim_load": "incast"},
+                              {"victim_time_s": 3.0 if p == "extra" else 2.4, "victim_time_s_alone": 2.0}))
+            rows += [{"experiment": "congestion", "metric": m, "params": json.dumps(params), "value": v,
+                      "unit": "u", "run_id": "r", "partition": p, "environ": "e", "repeat": 0, "sample": 0,
+                      "round": r, "case": case} for case, params, metrics in cases for m, v in metrics.items()]
+    perf = pd.DataFrame(rows)
+    cases = perf[["experiment", "params", "environ"]].drop_duplicates().assign(result="pass", reason=None)
+    (group,) = judge_claim(spec, claim, Table(perf), cases)["groups"]
+    # canary: rounds 1-2 of mpi and extra (round 0's zero isolated time is no sample, slurm has no
+    # victim): 4 values of 100; victim: 1.2 x 3 and 1.5 x 3
+    assert group["n"] == 4 and group["estimate"] == pytest.approx(1.35 / 100)

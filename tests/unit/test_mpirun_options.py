@@ -85,6 +85,14 @@ def test_blocks_of_ranks_round_robin_under_each_mpirun(tmp_path):
         assert (stage / RANK_HOSTS).read_text().split() == lines
 
 
+def test_blocks_on_one_host_need_no_file_and_no_hostfile(tmp_path):
+    """One host (a partition without a hostfile, e.g. a workstation) holds every block: plain words."""
+    test = fake_test("openmpi")
+    test.stagedir, test.num_tasks = str(tmp_path), 8
+    assert rank_options(test, spread="node", block=2, nodes=1) == ["--bind-to", "none"]
+    assert not (tmp_path / RANK_HOSTS).exists()
+
+
 def test_an_unknown_spread_is_refused():
     with pytest.raises(ValueError, match="spread must be one of"):
         rank_options(fake_test("openmpi"), spread="diagonal")
