@@ -58,7 +58,7 @@ def test_the_second_stage_measures_exactly_the_inconclusive_claims_cases(two_sta
     assert (partition, case) == ("slurm", CASE) and repeats >= 1, stage
     (report,) = run_dir.glob(f"attempts/2/slurm-x{repeats}/report.json")
     ran = [c["name"] for s in json.loads(report.read_text())["runs"] for c in s["testcases"] if not c["fixture"]]
-    assert ran == [CASE]
+    assert ran == [CASE] * repeats          # ReFrame's --repeat: one run of the case per copy
 
 
 def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
