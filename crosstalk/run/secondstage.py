@@ -68,28 +68,28 @@ def _counts_text(verdicts):
     return ", ".join(f"{n} {v}" for v, n in counts(verdicts).items())
 
 
-def record(run_dir, looks, stage):
-    """The run's provenance counts the looks (its claims are judged at that many looks from now
-    on, even if this stage is interrupted) and lists what each later stage measured again."""
+def _update_provenance(run_dir, **changes):
+    """Set ``changes`` in the run's provenance.json (written whole, then renamed into place)."""
     path = run_dir / "provenance.json"
     prov = json.loads(path.read_text())
-    prov.update(looks=looks, stages=[*prov.get("stages", []), stage])
+    prov.update({k: change(prov) if callable(change) else change for k, change in changes.items()})
     tmp = path.with_name(".provenance.json.tmp")
     tmp.write_text(json.dumps(prov, indent=2) + "\n")
     tmp.replace(path)
+
+
+def record(run_dir, looks, stage):
+    """The run's provenance counts the looks (its claims are judged at that many looks from now
+    on, even if this stage is interrupted) and lists what each later stage measured again."""
+    _update_provenance(run_dir, looks=looks, stages=lambda prov: [*prov.get("stages", []), stage])
 
 
 def record_unplanned(run_dir, seconds_left, left_out):
     """A plan that measured nothing again (no claim's samples fit the time left): the run's
     provenance keeps what it left out and why, for the report, without counting a look (no data
     was measured after it, so the run's claims are still judged at the looks they had)."""
-    path = run_dir / "provenance.json"
-    prov = json.loads(path.read_text())
-    prov["unplanned"] = {"after_stages": len(prov.get("stages", [])), "budget_s": round(seconds_left),
-                         "left_out": left_out}
-    tmp = path.with_name(".provenance.json.tmp")
-    tmp.write_text(json.dumps(prov, indent=2) + "\n")
-    tmp.replace(path)
+    _update_provenance(run_dir, unplanned=lambda prov: {
+        "after_stages": len(prov.get("stages", [])), "budget_s": round(seconds_left), "left_out": left_out})
 
 
 def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_STAGE_LOOKS):
