@@ -233,28 +233,41 @@ def test_bandwidth_follows_shaped_link(bench_bin, rma_cluster, op, sync):
     """Across nodes (UCX over TCP on eth0), 2 threads: large-message RMA bandwidth reaches the
     tbf rate of the link and no more, at two link widths.
 
-    Margins: TCP/IP headers cost ~5% of the rate, hence the floor 0.85; the floor is checked on the
-    best of 3 rounds because a busy host (CI runs tests beside this one on 2 cores) only ever
-    lowers a round's throughput (one round alone measured 0.835 there). The cap, 1.02 (tbf's
-    burst), must hold in every round: no amount of noise lifts throughput above the link."""
+    Without RDMA the target's CPU moves every byte, so a busy host (CI runs tests beside this one
+    on 2 cores) caps throughput below the link: CI measured 167-169 of 250 Mbit/s in all three
+    rounds. Each round therefore also measures a 10 Gbit/s link, the host's own ceiling at that
+    moment, and the floor is 0.85 of the lower of link and ceiling (TCP/IP headers cost ~5%), on the
+    best round. The cap, 1.02 (tbf's burst), must hold in every round: nothing lifts throughput
+    above the link. A misshaped link fails either way (too narrow: below the floor while the
+    ceiling is far above it; too wide: above the cap)."""
     env = dict(UCX_ENV, UCX_NET_DEVICES="eth0")
-    best = {}
-    for rate in (250e6, 1e9):
-        with rma_cluster.link_override({"n1": f"{int(rate / 1e6)}mbit",
-                                        "n2": f"{int(rate / 1e6)}mbit"}):
-            out = rma_cluster.exec(
-                "n1", ["mpirun", "-np", "2", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES",
-                       str(bench_bin / KERNEL), "--op", op, "--sync", sync, "--threads", "2",
-                       "--rounds", "3", "--min-size", "512K", "--max-size", "512K",
-                       "--iterations", "20", "--timeout", "60"],
-                env={**os.environ, **env}, capture_output=True, text=True, timeout=180)
-        assert out.returncode == 0, out.stderr
-        records = json_lines(out.stdout)
-        assert all(r["passed"] for r in records if r["type"] == "validation")
-        rounds = [r["value"] * 2**20 * 8 for r in records if r.get("metric") == "bandwidth"]  # bit/s
-        assert len(rounds) == 3
+    rates = (250e6, 1e9, 10e9)
+    rounds = {rate: [] for rate in rates}
+    for _ in range(3):  # interleaved, so each round's ceiling sees that round's load
+        for rate in rates:
+            rounds[rate].append(_shaped_bandwidth(bench_bin, rma_cluster, env, op, sync, rate))
+    for rate in rates:
         print(f"{op}/{sync} at {rate / 1e6:.0f} Mbit/s: rounds "
-              + " ".join(f"{b / 1e6:.1f}" for b in rounds) + " Mbit/s")
-        assert max(rounds) <= 1.02 * rate, rounds
-        best[rate] = max(rounds)
-        assert 0.85 * rate <= best[rate], best
+              + " ".join(f"{b / 1e6:.1f}" for b in rounds[rate]) + " Mbit/s")
+    ceiling = rounds[10e9]
+    for rate in rates[:2]:
+        assert max(rounds[rate]) <= 1.02 * rate, rounds[rate]
+        reached = [b / min(rate, c) for b, c in zip(rounds[rate], ceiling)]
+        assert max(reached) >= 0.85, (rate, rounds[rate], ceiling)
+
+
+def _shaped_bandwidth(bench_bin, cluster, env, op, sync, rate):
+    """One bandwidth round (bit/s) of 2 threads x 20 x 512 KiB between n1 and n2 at ``rate``."""
+    mbit = f"{int(rate / 1e6)}mbit"
+    with cluster.link_override({"n1": mbit, "n2": mbit}):
+        out = cluster.exec(
+            "n1", ["mpirun", "-np", "2", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES",
+                   str(bench_bin / KERNEL), "--op", op, "--sync", sync, "--threads", "2",
+                   "--rounds", "1", "--min-size", "512K", "--max-size", "512K",
+                   "--iterations", "20", "--timeout", "60"],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    records = json_lines(out.stdout)
+    assert all(r["passed"] for r in records if r["type"] == "validation")
+    (bw,) = [r["value"] * 2**20 * 8 for r in records if r.get("metric") == "bandwidth"]
+    return bw
