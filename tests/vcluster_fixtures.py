@@ -127,6 +127,16 @@ def isolated():
     vc.down()
 
 
+def node_cpu_groups(vc, launch):
+    """The CPU cgroup of each process ``launch`` (e.g. ``["srun", "-N2"]``) starts from n1, sorted:
+    the CPU controller's line of /proc/self/cgroup (v1 "N:cpu,cpuacct:/path", v2 "0::/path")."""
+    from crosstalk.vcluster.balance import cgroup_cpu_root
+    out = vc.exec("n1", [*launch, "cat", "/proc/self/cgroup"], capture_output=True, text=True, timeout=120, cwd="/")
+    v1 = cgroup_cpu_root()[0] == 1
+    return sorted(line.rsplit(":", 1)[1] for line in out.stdout.split()
+                  if ("cpu" in line.split(":")[1].split(",") if v1 else line.startswith("0::"))), out
+
+
 @pytest.fixture(scope="session")
 def pingpong_src():
     return REPO / "tests" / "vcluster" / "pingpong.c"

@@ -140,7 +140,8 @@ class VCluster(NodeAccess, Fabric, Links, SlurmDaemons, Launch, Balance):
         return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
                 "link_rate": self.link_rate, "node_rates": self.node_rates,
                 "injection_cap": self.injection_cap, "slurm": self.slurm,
-                "shared_paths": self.shared_paths, "topology": self.topology.spec, "like": self.like}
+                "shared_paths": self.shared_paths, "topology": self.topology.spec, "like": self.like,
+                "node_groups": self.node_groups}
 
     def up(self):
         """Build the cluster, or repair what is missing. Returns the list of changes made

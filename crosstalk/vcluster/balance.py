@@ -1,4 +1,11 @@
-"""Machine balance: a virtual cluster shaped as a scale model of a paper's machine.
+"""Machine balance: a virtual cluster shaped as a scale model of a paper's machine; and the nodes'
+CPU groups every virtual cluster has.
+
+Each node's processes run in one cgroup, so nodes share the host's cores as nodes: a process
+gets its node's share whatever session or launcher started it. Without the groups the kernel's
+autogroup scheduler shares CPU between sessions, so srun (a session per job step) and mpirun
+(one session) split the cores differently and the partitions disagreed: Triad under injection
+kept all of its bandwidth under mpirun and lost half under srun (docs/claims.md).
 
 A node's link rate is the inventory's; what changes is how much CPU a node gets. Each node runs in
 a cgroup with a CPU quota (a fraction of one core), so its memory bandwidth and compute shrink with
@@ -71,13 +78,16 @@ class CpuShares:
     def procs(self, node):
         return self.base / node / "cgroup.procs"
 
-    def apply(self, nodes, share):
+    def apply(self, nodes, share=None):
+        """A group per node; with ``share`` (of one core) each under that quota, else unlimited."""
         self.base.mkdir(exist_ok=True)
         if self.version == 2:       # the node groups get the cpu controller from their parent
             (self.base / "cgroup.subtree_control").write_text("+cpu")
         for node in nodes:
             group = self.base / node
             group.mkdir(parents=True, exist_ok=True)
+            if share is None:
+                continue
             quota, period = quota_and_period(share)
             if self.version == 1:
                 (group / "cpu.cfs_period_us").write_text(str(period))
@@ -106,6 +116,12 @@ def quota_and_period(share):
     MIN_PERIOD_US, whose quota is at least the kernel's minimum."""
     period = min(PERIOD_US, max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / share)))
     return max(MIN_QUOTA_US, round(share * period)), period
+
+
+def cpu_groups_available():
+    """Whether this host lets a virtual cluster put each node in a CPU cgroup of its own."""
+    found = cgroup_cpu_root()
+    return bool(found) and os.access(found[1], os.W_OK)
 
 
 def leave_node_quota():
@@ -254,25 +270,23 @@ class Balance:
             found["share"], found["limited"] = plan(target, self.link_rate, found["core"])
         self.balance_file.write_text(json.dumps(found, indent=1))
 
-    def node_quota(self):
-        """Whether the nodes run under a CPU quota (a machine with a node balance)."""
-        if not self.like:
-            return False
-        from crosstalk.site.machines import load, ratios
-        return bool(ratios(load(self.like))["network_to_memory"])
+    @property
+    def node_groups(self):
+        """Whether each node runs in a CPU cgroup of its own (where the host allows it; a machine
+        balance needs it for its quota)."""
+        return bool(self.cpu_share) or cpu_groups_available()
 
     def _join_prefix(self, node):
-        share = self.cpu_share
-        return join_prefix(CpuShares(self.name).procs(node)) if share else []
+        return join_prefix(CpuShares(self.name).procs(node)) if self.node_groups else []
 
     def _join_line(self, node_var):
         """Shell line for the launch scripts: join the node's cgroup (``node_var``: its name)."""
-        if not self.cpu_share:
+        if not self.node_groups:
             return ""
         return f'echo $$ > "{CpuShares(self.name).base}/{node_var}/cgroup.procs" || exit 255\n'
 
     def _apply_balance(self):
-        if self.cpu_share:
+        if self.node_groups:
             CpuShares(self.name).apply(self.nodes, self.cpu_share)
 
     def _remove_balance(self):

@@ -19,7 +19,7 @@ class Launch:
 
     @property
     def quota_bin(self):
-        """Launchers that join the node's CPU quota (put first on the mpirun partition's PATH)."""
+        """Launchers that join the node's CPU group (put first on the mpirun partition's PATH)."""
         return self.state / "bin" / "quota"
 
     @property
@@ -73,10 +73,10 @@ esac
 pid=$(cat "{st}/pids/anchor-$node.pid") || exit 255
 {self._join_line("$node")}exec nsenter -t "$pid" {NODE_NAMESPACES} --wd=/ -- /bin/sh -c "$*"
 """, 0o755)
-        if self.node_quota():  # on PATH of the mpirun partition: mpirun and its local ranks are n1's work
+        if self.node_groups:  # on PATH of the mpirun partition: mpirun and its local ranks are n1's work
             self.quota_bin.mkdir(parents=True, exist_ok=True)
             write_if_changed(self.quota_bin / "mpirun", f"""#!/bin/sh
-# mpirun inside the CPU quota of the node it runs on (virtual cluster {self.name}).
+# mpirun inside the CPU group of the node it runs on (virtual cluster {self.name}).
 echo $$ > "{CpuShares(self.name).base}/$(hostname)/cgroup.procs" || exit 255
 exec {shutil.which("mpirun") or "/usr/bin/mpirun"} "$@"
 """, 0o755)

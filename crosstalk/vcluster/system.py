@@ -58,8 +58,8 @@ def complete(system, inventory, source):
                             **part.get("env_vars", {})}
         if part["launcher"] == "mpirun":
             part["env_vars"]["HYDRA_HOST_FILE"] = str(cluster.mpich_hostfile)
-        if part["launcher"] == "mpirun" and cluster.node_quota():
-            part["env_vars"]["PATH"] = f"{cluster.quota_bin}:$PATH"    # mpirun that joins the node's quota
+        if part["launcher"] == "mpirun" and cluster.node_groups:
+            part["env_vars"]["PATH"] = f"{cluster.quota_bin}:$PATH"    # mpirun that joins the node's group
         if part["scheduler"] in ("squeue", "slurm") and not part.get("access"):
             part["access"] = [f"--partition={cluster.slurm['partition']}"]
         part["extras"] = {**part.get("extras", {}), "vcluster_inventory": str(inventory),

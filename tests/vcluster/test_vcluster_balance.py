@@ -10,7 +10,7 @@ import os
 import subprocess
 
 import pytest
-from vcluster_fixtures import INVENTORY, skip_unless_root
+from vcluster_fixtures import INVENTORY, node_cpu_groups, skip_unless_root
 from xt_testing import venv_tool
 
 from crosstalk.site.machines import load, ratios
@@ -67,12 +67,7 @@ def test_every_process_of_a_node_runs_under_its_quota(balanced):
     slurmd = open(f"/proc/{vc._slurmd_pid('n1')}/cgroup").read()
     assert f"{base}n1" in slurmd
     for launch in (["srun", "-N2"], ["mpirun", "-np", "2"]):
-        out = vc.exec("n1", [*launch, "cat", "/proc/self/cgroup"], capture_output=True, text=True, timeout=120,
-                      cwd="/")
-        # the CPU controller's line: v1 "N:cpu:/path" (or "cpu,cpuacct"), v2 "0::/path"
-        v1 = cgroup_cpu_root()[0] == 1
-        groups = sorted(line.rsplit(":", 1)[1] for line in out.stdout.split()
-                        if ("cpu" in line.split(":")[1].split(",") if v1 else line.startswith("0::")))
+        groups, out = node_cpu_groups(vc, launch)
         assert groups == [f"{base}n1", f"{base}n2"], (launch, out.stdout, out.stderr[-500:])
     status = json.loads(subprocess.run([venv_tool("crosstalk"), "vcluster", "status", "--name", vc.name,
                                         "--subnet", str(vc.subnet), "--json"], capture_output=True, text=True,

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from vcluster_fixtures import INVENTORY, REPO, compile_mpi, skip_unless_root
+from vcluster_fixtures import INVENTORY, REPO, compile_mpi, node_cpu_groups, skip_unless_root
+
+from crosstalk.vcluster.balance import cpu_groups_available
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 ISO = ["--name", "vclt", "--subnet", "198.19.0.0/24"]
@@ -132,6 +134,17 @@ def test_killed_slurmd_fails_job_and_up_repairs(isolated):
     out = isolated.exec("n1", ["srun", "-N4", "hostname"], capture_output=True, text=True,
                         timeout=60)
     assert sorted(out.stdout.split()) == isolated.nodes, out.stderr
+
+
+def test_each_node_is_one_cpu_group_whatever_the_launcher(isolated):
+    """Nodes share the host's cores as nodes: srun's and mpirun's ranks alike run in their node's
+    cgroup (without it the kernel shared CPU per session, so the launchers measured differently)."""
+    if not cpu_groups_available():
+        pytest.skip("no writable cgroup CPU controller here: the nodes share CPU per process")
+    base = f"/crosstalk-{isolated.name}/"
+    for launch in (["srun", "-N4"], ["mpirun", "-np", "4"]):
+        groups, out = node_cpu_groups(isolated, launch)
+        assert groups == [base + n for n in isolated.nodes], (launch, out.stdout, out.stderr[-500:])
 
 
 def test_lost_anchor_is_rebuilt_by_up(isolated):
