@@ -54,9 +54,8 @@ def network_to_memory(table, facts):
         text += (f"; the host's cores also run the network protocol (nic: {facts['nic']}), so injection "
                  "takes CPU from STREAM too")
     if facts.get("kind") == "vcluster":
-        text += ("; the virtual cluster's nodes share one host's cores, so the injector's origin ranks run "
-                 "beside STREAM as well, with a share of CPU that depends on how the partition's launcher "
-                 "groups processes for the kernel's scheduler (docs/claims.md)")
+        text += ("; the virtual cluster's nodes share one host's cores, so the injector's origin node "
+                 "takes its share of them from STREAM's node as well (docs/claims.md)")
     return text
 
 
