@@ -89,7 +89,7 @@ def _cmd_claims(args):
     total = counts(verdicts)
     print("\n" + ", ".join(f"{n} {v}" for v, n in total.items()) +
           f" ({len(verdicts)} claims x platforms; intervals: 90 % of the median, exact; 95 % on a platform "
-          "whose runs took a second stage)")
+          "whose runs had time for a second stage)")
     if args.junit:
         write_junit(verdicts, args.junit)
     if errors:

@@ -84,17 +84,33 @@ def record(run_dir, looks, stage):
     _update_provenance(run_dir, looks=looks, stages=lambda prov: [*prov.get("stages", []), stage])
 
 
-def record_unplanned(run_dir, seconds_left, left_out):
-    """A plan that measured nothing again (no claim's samples fit the time left): the run's
-    provenance keeps what it left out and why, for the report, without counting a look (no data
-    was measured after it, so the run's claims are still judged at the looks they had)."""
-    _update_provenance(run_dir, unplanned=lambda prov: {
-        "after_stages": len(prov.get("stages", [])), "budget_s": round(seconds_left), "left_out": left_out})
+def record_unplanned(run_dir, seconds_left, left_out, looks=None):
+    """A plan that measured nothing again: the run's provenance keeps what it left out and why, for
+    the report. ``looks``: the looks the run now has, where the plan judged the data at that level
+    (time was left for a stage, so the design was one of that many looks, whatever it found);
+    None where no stage could have run (the look is not counted)."""
+    changes = {"unplanned": lambda prov: {"after_stages": len(prov.get("stages", [])),
+                                          "budget_s": round(seconds_left), "left_out": left_out}}
+    _update_provenance(run_dir, **changes, **({"looks": looks} if looks else {}))
+
+
+def stage_possible(durations, seconds_left):
+    """Whether a further stage could run at all: time for the shortest case the run has. Decided
+    from durations alone, before the claims are judged, so that the looks the design counts do not
+    depend on what the judgement finds."""
+    return bool(durations) and seconds_left >= min(durations.values())
 
 
 def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_STAGE_LOOKS):
     """Plan and run a further stage (the second: ``looks`` 2); ``(its Outcome, the run's state)``,
-    or None when nothing was run again."""
+    or None when nothing was run again. Where time is left for a stage the data are judged at
+    ``looks`` looks and the look counts, even if the plan then finds no claim to measure again:
+    judging the same samples again at one look fewer, at a wider level, after they failed the
+    narrower one, would be peeking. Where no stage could run, the run keeps the looks it had."""
+    durations = case_durations(run_dir)
+    possible = stage_possible(durations, seconds_left)
+    if not possible:
+        looks -= 1
     try:
         verdicts = verdicts_of(run_dir, looks)
     except InputError as err:
@@ -103,14 +119,14 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
     print(f"crosstalk: claims so far ({confidence_for(looks) * 100:.3g} % intervals, as for {looks} looks): "
           f"{_counts_text(verdicts)}", file=out, flush=True)
     # planned even with no time left: the claims it leaves out are kept with the time each needs
-    chosen = plan(verdicts, case_durations(run_dir), max(0.0, seconds_left))
+    chosen = plan(verdicts, durations, max(0.0, seconds_left))
     for item in chosen.left_out:
         print(f"crosstalk:   not measured again: {item['claim']}: {item['why']}", file=out, flush=True)
-    if seconds_left <= 0 or not chosen.repeats:
-        why = (f"no time left of the budget ({seconds_left:.0f} s)" if seconds_left <= 0 else
-               f"no inconclusive claim that more samples would decide fits the {seconds_left:.0f} s left")
+    if not possible or not chosen.repeats:
+        why = (f"no inconclusive claim that more samples would decide fits the {seconds_left:.0f} s left"
+               if possible else f"the {max(0.0, seconds_left):.0f} s left hold not even the shortest case")
         print(f"crosstalk: no further stage: {why}", file=out, flush=True)
-        record_unplanned(run_dir, max(0.0, seconds_left), chosen.left_out)
+        record_unplanned(run_dir, max(0.0, seconds_left), chosen.left_out, looks if possible else None)
         return None
     runs = sum(chosen.repeats.values())
     print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "

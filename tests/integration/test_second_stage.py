@@ -77,20 +77,33 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
     assert allreduce["groups"][0]["n"] == ROUNDS * len(copies)
 
 
-def test_one_more_stage_looks_again_only_when_it_measures(two_stage_run, run_env_module):
-    """crosstalk run --more: a further stage of the finished run. Where a claim is still undecided
-    and fits, it runs and the run counts a third look; where none does, nothing is run and no look
-    counted, and the plan's left-out claims are kept (``unplanned``) for the report's reasons."""
-    _, run_dir = two_stage_run
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(run_dir.parents[2]))
-    proc = subprocess.run([venv_tool("crosstalk"), "run", "--more", run_dir.name, "--budget", "5m"],
-                          capture_output=True, text=True, env=env, timeout=900)
+def test_one_more_stage_counts_its_look_when_time_holds_a_stage(two_stage_run, run_env_module):
+    """crosstalk run --more: a further stage of the finished run. The budget holds a stage, so the
+    run counts a third look either way (the plan judged the data at its level); where a claim is
+    still undecided and fits, it runs; where none does, nothing is run and the plan's left-out
+    claims are kept (``unplanned``) for the report's reasons."""
+    _, first = two_stage_run
+    # on a copy: this look changes the run's looks, which the other tests read
+    results = first.parents[2].with_name(first.parents[2].name + "-more")
+    shutil.copytree(first.parents[2], results)
+    run_dir = results / first.relative_to(first.parents[2])
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
+    try:
+        proc = subprocess.run([venv_tool("crosstalk"), "run", "--more", run_dir.name, "--budget", "5m"],
+                              capture_output=True, text=True, env=env, timeout=900)
+        check_more(proc, run_dir)
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+
+
+def check_more(proc, run_dir):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "claims so far (96.7 % intervals, as for 3 looks)" in proc.stdout, proc.stdout
     prov = json.loads((run_dir / "provenance.json").read_text())
+    assert prov["looks"] == 3
     if "no further stage" in proc.stdout:
-        assert prov["looks"] == 2 and len(prov["stages"]) == 1
+        assert len(prov["stages"]) == 1
         assert prov["unplanned"]["after_stages"] == 1 and isinstance(prov["unplanned"]["left_out"], list)
     else:
-        assert prov["looks"] == 3 and [s["look"] for s in prov["stages"]] == [2, 3]
+        assert [s["look"] for s in prov["stages"]] == [2, 3]
         assert list(run_dir.glob("attempts/3/slurm-x*/report.json"))

@@ -28,3 +28,22 @@ def test_a_stage_drops_the_runs_selection_and_copies_but_keeps_the_rest():
     args = ["--system", "vcluster:slurm", "-n", "^Foo$", "--repeat", "3", "--reruns=2", "-x", "Bar",
             "--max-retries", "2", "-S", "x=1"]
     assert stage_reframe_args(args) == ["--system", "vcluster:slurm", "--max-retries", "2", "-S", "x=1"]
+
+
+def test_a_plan_with_time_for_a_stage_counts_its_look_even_when_it_runs_nothing(tmp_path):
+    """The looks a run is judged at are fixed by whether a stage could run (durations alone), not
+    by what the plan found: a run whose plan judged it at two looks and found nothing to measure
+    again is still judged at two, never again at one look's wider level (that would be peeking)."""
+    import json
+
+    from crosstalk.run.secondstage import record_unplanned, stage_possible
+    durations = {("slurm", "A"): 12.0, ("mpi", "B"): 30.0}
+    assert stage_possible(durations, 12.0) and not stage_possible(durations, 11.9)
+    assert not stage_possible({}, 900)
+    for looks, expected in ((2, 2), (None, 1)):
+        (tmp_path / "provenance.json").write_text(json.dumps({"run_id": "R", "looks": 1}))
+        record_unplanned(tmp_path, 11.0, [{"claim": "c", "why": "w", "seconds": 60}], looks)
+        prov = json.loads((tmp_path / "provenance.json").read_text())
+        assert prov["looks"] == expected
+        assert prov["unplanned"] == {"after_stages": 0, "budget_s": 11,
+                                     "left_out": [{"claim": "c", "why": "w", "seconds": 60}]}
