@@ -118,15 +118,16 @@ def run_second_stage(session, run_dir, partitions, seconds_left, out, looks=TWO_
         return None
     print(f"crosstalk: claims so far ({confidence_for(looks) * 100:.3g} % intervals, as for {looks} looks): "
           f"{_counts_text(verdicts)}", file=out, flush=True)
+    left = max(0.0, seconds_left)
     # planned even with no time left: the claims it leaves out are kept with the time each needs
-    chosen = plan(verdicts, durations, max(0.0, seconds_left))
+    chosen = plan(verdicts, durations, left)
     for item in chosen.left_out:
         print(f"crosstalk:   not measured again: {item['claim']}: {item['why']}", file=out, flush=True)
     if not possible or not chosen.repeats:
-        why = (f"no inconclusive claim that more samples would decide fits the {seconds_left:.0f} s left"
-               if possible else f"the {max(0.0, seconds_left):.0f} s left hold not even the shortest case")
+        why = (f"no inconclusive claim that more samples would decide fits the {left:.0f} s left"
+               if possible else f"the {left:.0f} s left hold not even the shortest case")
         print(f"crosstalk: no further stage: {why}", file=out, flush=True)
-        record_unplanned(run_dir, max(0.0, seconds_left), chosen.left_out, looks if possible else None)
+        record_unplanned(run_dir, left, chosen.left_out, looks if possible else None)
         return None
     runs = sum(chosen.repeats.values())
     print(f"crosstalk: stage {looks}: {runs} more case run(s) for {len(chosen.claims)} claim(s) "

@@ -6,7 +6,6 @@ of 1.5 of the target (the calibration itself aims at 10 %; how close it lands is
 and mpirun ranks) is in its cgroup."""
 import json
 import math
-import os
 import subprocess
 
 import pytest
@@ -14,7 +13,7 @@ from vcluster_fixtures import INVENTORY, node_cpu_groups, skip_unless_root
 from xt_testing import venv_tool
 
 from crosstalk.site.machines import load, ratios
-from crosstalk.vcluster.balance import build_triad, cgroup_cpu_root, triad_argv, triad_of
+from crosstalk.vcluster.balance import build_triad, cgroup_cpu_root, cpu_groups_available, triad_argv, triad_of
 from crosstalk.vcluster.iperf import iperf_flows
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
@@ -25,8 +24,7 @@ MACHINE = "groves2017-sandy-bridge-x2-fdr-offload"   # 6.8 GB/s FDR over 85.3 GB
 @pytest.fixture(scope="module")
 def balanced():
     skip_unless_root()
-    found = cgroup_cpu_root()
-    if found is None or not os.access(found[1], os.W_OK):
+    if not cpu_groups_available():
         pytest.skip("no writable cgroup CPU controller here: machine balance cannot be set")
     from crosstalk.vcluster import VCluster
     vc = VCluster.from_inventory(INVENTORY, name="vcbal", subnet="198.19.12.0/24", nodes=2, link_rate="500mbit",
