@@ -21,7 +21,7 @@ from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
-from xtlib.load import XT_STARTED, BackgroundLoad
+from xtlib.load import XT_STARTED, XT_STOP_SIGNAL, BackgroundLoad
 from xtlib.placement import allocate_nodes, job_nodes, launcher_kind, partition_nodes, place_ranks
 from xtlib.records import records, result_value, round_values, tool_value
 from xtlib.rounds import PairedRounds, one_round
@@ -332,7 +332,7 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
             argv = [os.path.join(self.bench.bin_dir, "xt-inject"), "--target", 0, "--rate", 0,
                     "--msg-size", self.setting("load_msg_size"), "--duration", 3600]
             self.add_load("incast", argv, tasks=tasks, nodes=nodes, warmup_s=self.setting("warmup_s"),
-                          started=XT_STARTED)
+                          started=XT_STARTED, stop_signal=XT_STOP_SIGNAL)
         elif self.hosts > 1:
             allocate_nodes(self, self.hosts)  # same allocation in both conditions
         if self.victim_load == "off":

@@ -55,7 +55,7 @@ xt_stats xt_stats_of(const double *v, size_t n);
 uint64_t xt_rand_next(uint64_t *state);
 void xt_shuffle_int(int *a, int n, uint64_t seed);
 
-/* Background load: SIGTERM/SIGINT set a flag (no SA_RESTART, so sleeps and blocking calls
+/* Background load: SIGTERM/SIGINT/SIGUSR1 set a flag (no SA_RESTART, so sleeps and blocking calls
  * return early) and the program finishes its current step and reports. */
 void xt_catch_stop_signals(void);
 int  xt_stop_requested(void);

@@ -33,7 +33,7 @@ static void usage(void)
            "  --messages M     messages per partner per round (default 1)\n"
            "  --msg-size SIZE  bytes per message (default 40KiB)\n"
            "  --bubble US      sleep between rounds, microseconds (default 0)\n"
-           "  --duration S     seconds to run (default 10); SIGTERM/SIGINT also stop it\n"
+           "  --duration S     seconds to run (default 10); SIGTERM/SIGINT/SIGUSR1 also stop it\n"
            "  --rounds N       stop after N rounds instead (0 = no limit, default)\n"
            "  --configs LIST   comma list of P-M-B (partners-messages-bubble) configurations,\n"
            "                   each run for --duration in turn (instead of -P/-M/-B)\n"

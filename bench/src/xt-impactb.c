@@ -32,7 +32,7 @@ static void usage(void)
            "  --no-samples     do not emit per-exchange sample records\n"
            "  --table          human-readable table on stderr\n"
            "  --help           this text\n"
-           "SIGTERM/SIGINT stop the run early and report what was measured.\n");
+           "SIGTERM/SIGINT/SIGUSR1 stop the run early and report what was measured.\n");
 }
 
 static void emit_stat(const char *metric, const char *unit, const char *stat, double value,

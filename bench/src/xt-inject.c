@@ -8,7 +8,7 @@
  * holds a shared passive-target lock and streams MPI_Put of --msg-size into successive
  * window offsets (wrapping), completing them with MPI_Win_flush every --batch puts. Puts are
  * paced to --rate MB/s per origin (sleep until the schedule's next deadline; 1 MB = 10^6 B)
- * or unpaced (--rate 0). Runs for --duration seconds or until SIGTERM/SIGINT, then reports
+ * or unpaced (--rate 0). Runs for --duration seconds or until SIGTERM/SIGINT/SIGUSR1, then reports
  * the achieved rate per origin and in total.
  */
 #include "xt_common.h"
@@ -32,7 +32,7 @@ static void usage(void)
            "  --msg-size SIZE  bytes per put (default 64KiB)\n"
            "  --rate MB/s      paced rate per origin, 10^6 B/s; 0 = unpaced (default 0)\n"
            "  --batch N        puts between MPI_Win_flush calls (default 1)\n"
-           "  --duration S     seconds to run (default 10); SIGTERM/SIGINT also stop it\n"
+           "  --duration S     seconds to run (default 10); SIGTERM/SIGINT/SIGUSR1 also stop it\n"
            "  --poll-us US     target: sleep between progress polls, 0 = busy poll (default 50)\n"
            "  --table          human-readable table on stderr\n"
            "  --help           this text\n"

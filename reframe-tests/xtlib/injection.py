@@ -7,7 +7,7 @@ import os
 from reframe.core.builtins import variable
 
 from xtlib.launch import ShellVar
-from xtlib.load import XT_STARTED, BackgroundLoad
+from xtlib.load import XT_STARTED, XT_STOP_SIGNAL, BackgroundLoad
 from xtlib.placement import allocate_nodes, launcher_kind, partition_nodes
 from xtlib.records import result_value
 
@@ -43,7 +43,8 @@ class Injection(BackgroundLoad):
         # Rank 0 (the window) shares the first node with the measurement; the origin is next door.
         nodes = 2 if multinode else 1
         allocate_nodes(self, nodes)
-        self.add_load("inject", argv, tasks=2, nodes=nodes, warmup_s=warmup_s, started=XT_STARTED)
+        self.add_load("inject", argv, tasks=2, nodes=nodes, warmup_s=warmup_s, started=XT_STARTED,
+                      stop_signal=XT_STOP_SIGNAL)
         self.load_instrument = "xt-inject"
 
     def injected_rate(self):

@@ -90,11 +90,12 @@ def main_step_line(test, out, executable_opts=None):
     return f"{test.job.launcher.run_command(test.job)} {argv} > {out} 2> {out}.err"
 
 
-def stop_command(test, pid_var, step_name):
-    """Shell command delivering SIGTERM to a background step so that it can still report: srun
-    would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled."""
+def stop_command(test, pid_var, step_name, signal="TERM"):
+    """Shell command delivering ``signal`` to a background step so that it can still report: srun
+    would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled;
+    mpirun forwards the signal to its ranks."""
     if launcher_kind(test) == "srun":
         step = (f"$(squeue -h -s -j \"$SLURM_JOB_ID\" -o '%i %j' | "
                 f"awk '$2 == \"{step_name}\" {{print $1}}')")
-        return f"scancel --signal=TERM {step}"
-    return f"kill -TERM ${pid_var}"
+        return f"scancel --signal={signal} {step}"
+    return f"kill -{signal} ${pid_var}"

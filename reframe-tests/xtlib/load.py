@@ -1,6 +1,6 @@
 """Background load in the same job as the measurement: started before the measured step, stopped
-(SIGTERM) and checked after it. A load that died early or reported nothing fails the test, because
-the measurement then did not run under the load it claims.
+(SIGTERM; crosstalk's own loads SIGUSR1) and checked after it. A load that died early or reported
+nothing fails the test, because the measurement then did not run under the load it claims.
 
 With :meth:`BackgroundLoad.alternate_with_load` the job measures in rounds, each the measured step
 without the load and under it, starting and stopping the load every round: a paired comparison
@@ -23,19 +23,26 @@ from xtlib.rounds import values_of
 START_TIMEOUT_S = 60
 #: What crosstalk's loads (xt-inject, xt-compressionb) print once they run.
 XT_STARTED = '"state":"started"'
+#: The signal that stops crosstalk's loads (they report, then exit): mpirun forwards SIGUSR1 to
+#: its ranks, where on SIGTERM Open MPI tears the job down instead (4 s per load, measured, while
+#: the ranks went on injecting).
+XT_STOP_SIGNAL = "USR1"
 
 
 class BackgroundLoad(rfm.RegressionTestPlugin):
-    def add_load(self, name, argv, tasks, nodes=1, warmup_s=1.0, relative_node=0, reports=True, started=None):
+    def add_load(self, name, argv, tasks, nodes=1, warmup_s=1.0, relative_node=0, reports=True, started=None,
+                 stop_signal="TERM"):
         """Run ``argv`` in the background for the whole measured step. ``reports``: the load
         prints crosstalk JSON lines whose ``result`` records sanity requires. ``started``: text the
         load prints once it runs; the job waits for it (at most START_TIMEOUT_S), then ``warmup_s``
         more. Without it the job waits ``warmup_s`` from the launch, which a slow launch (seconds on
-        a busy 2-core host) can eat into."""
+        a busy 2-core host) can eat into. ``stop_signal``: what stops it (XT_STOP_SIGNAL for
+        crosstalk's own loads)."""
         if not hasattr(self, "_loads"):
             self._loads = []
         self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node,
-                                               step_name=f"xtload-{name}"), warmup_s, reports, started))
+                                               step_name=f"xtload-{name}"), warmup_s, reports, started,
+                            stop_signal))
 
     def alternate_with_load(self, rounds):
         """Measure in ``rounds`` rounds, each the measured step without the load and under it (the
@@ -75,7 +82,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     def _start_lines(self, out):
         lines = []
-        for name, command, warmup, _, started in getattr(self, "_loads", []):
+        for name, command, warmup, _, started, _ in getattr(self, "_loads", []):
             output = f"{name}.load{out}.out"
             lines += [f"{command} > {output} 2> {name}.load{out}.err &", f"{name}_pid=$!"]
             if started:
@@ -96,10 +103,10 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     def _stop_lines(self):
         lines = []
-        for name, *_ in getattr(self, "_loads", []):
+        for name, *_, stop_signal in getattr(self, "_loads", []):
             lines += [
                 f"kill -0 ${name}_pid || echo 'load {name} exited during the measurement' >> loads.failed",
-                f"{stop_command(self, f'{name}_pid', f'xtload-{name}')}; wait ${name}_pid",
+                f"{stop_command(self, f'{name}_pid', f'xtload-{name}', stop_signal)}; wait ${name}_pid",
             ]
         return lines
 
@@ -127,7 +134,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         if os.path.exists(failed):
             with open(failed) as fp:
                 raise sn.SanityError(fp.read().strip().replace("\n", "; "))
-        for name, _, _, reports, _ in getattr(self, "_loads", []):
+        for name, _, _, reports, _, _ in getattr(self, "_loads", []):
             if reports and not records(os.path.join(self.stagedir, f"{name}.load.out"), "result").evaluate():
                 raise sn.SanityError(f"load {name} reported no result (see {name}.load.err)")
         return True

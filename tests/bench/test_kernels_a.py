@@ -235,7 +235,10 @@ def test_inject_unpaced_other_target(bench_bin, mpi_env):
     assert origin["value"] == pytest.approx(origin["bytes"] / origin["elapsed_s"] / 1e6, rel=1e-6)
 
 
-def test_inject_stops_on_sigterm_with_report(xt_bin, mpi_env):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGUSR1], ids=["SIGTERM", "SIGUSR1"])
+def test_inject_stops_on_signal_with_report(xt_bin, mpi_env, stop):
+    """SIGUSR1 is what the tests' jobs send (mpirun forwards it to every rank and the job ends
+    normally); SIGTERM is what a person's Ctrl-C or kill sends."""
     proc = subprocess.Popen(mpirun_cmd(3, xt_bin / "xt-inject", "--rate", "20", "--duration",
                                        "120"), env=mpi_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -244,14 +247,16 @@ def test_inject_stops_on_sigterm_with_report(xt_bin, mpi_env):
         assert '"state":"started"' in first, first
         time.sleep(1.0)
         start = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert time.monotonic() - start < 30
     recs = json_lines(first + out)
     total = results(recs, metric="total_bytes")
-    assert total, f"no report after SIGTERM: {err}"
+    assert total, f"no report after {stop.name}: {err}"
+    if stop == signal.SIGUSR1:
+        assert proc.returncode == 0, err       # every rank stopped and reported: a normal end
     assert total[0]["stopped_by"] == "signal"
     assert total[0]["value"] > 0 and total[0]["elapsed_s"] < 60
     assert next(r for r in recs if r["type"] == "validation")["passed"] is True
