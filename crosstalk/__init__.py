@@ -5,6 +5,10 @@ __version__ = "0.1.0"
 
 #: Root of the source tree (the package lives at its top level).
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: What crosstalk and its tools keep between processes to save work (Snakemake's source cache,
+#: Matplotlib's font list, inventories Ansible resolved): in the build directory, not in the
+#: user's home; safe to delete.
+CACHE_DIR = REPO_ROOT / "build" / "cache"
 
 
 def results_root():

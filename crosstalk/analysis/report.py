@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from crosstalk import REPO_ROOT, examples_root, results_root
+from crosstalk import CACHE_DIR, REPO_ROOT, examples_root, results_root
 from crosstalk.analysis.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.bibliography import bibliography, citation
@@ -23,9 +23,6 @@ from crosstalk.specs import all_specs
 from crosstalk.vcluster.balance import describe as describe_balance
 
 WORKFLOW = REPO_ROOT / "workflows" / "Snakefile"
-#: Caches of the workflow's tools (Snakemake's source cache, Matplotlib's font list): in the build
-#: directory, not in the user's home, unless the user chose a place.
-CACHE_DIR = REPO_ROOT / "build" / "cache"
 TEMPLATES = Path(__file__).parent / "templates"
 
 

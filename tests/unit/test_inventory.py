@@ -118,3 +118,32 @@ def test_unknown_inventory_lists_known(run_env):
                           capture_output=True, text=True, env=run_env)
     assert proc.returncode == 2
     assert "known:" in proc.stderr and "local" in proc.stderr
+
+
+def test_an_inventory_is_resolved_again_only_when_its_files_change(inventory_copy, tmp_path, monkeypatch):
+    from crosstalk.site import inventory as inv
+    monkeypatch.setattr(inv, "EXPORT_CACHE", tmp_path / "cache")
+    resolved = []
+    real = inv._export_with_ansible
+    monkeypatch.setattr(inv, "_export_with_ansible", lambda path: resolved.append(path) or real(path))
+    local = inventory_copy("local")
+
+    def description():
+        inv._export.cache_clear()        # a new process: only the disk cache is left
+        return inv.load_vars(local)["crosstalk_system"]["description"]
+
+    first = description()
+    assert description() == first and len(resolved) == 1     # the second read came from the cache
+    edit_system(local, lambda system: system.update(description="changed"))
+    assert description() == "changed" and len(resolved) == 2
+
+
+def test_a_vaulted_inventory_is_never_kept_on_disk(inventory_copy, tmp_path, monkeypatch):
+    from crosstalk.site import inventory as inv
+    monkeypatch.setattr(inv, "EXPORT_CACHE", tmp_path / "cache")
+    local = inventory_copy("local")
+    (local / "group_vars" / "all" / "secret.yml").write_text(
+        "site_token: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\n")
+    inv._export.cache_clear()
+    inv.load_vars(local)
+    assert not (tmp_path / "cache").exists()
