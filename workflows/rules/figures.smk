@@ -1,5 +1,7 @@
 # One job per scope draws all its figures (one interpreter and matplotlib start-up, not one per
-# figure) and redraws only those whose rows or drawing code changed (crosstalk/analysis/figurecache.py).
+# figure) and redraws only those whose rows or drawing code changed; scopes with the same rows
+# share one drawing (a store under the results), and jobs running side by side split the
+# drawing between them (crosstalk/analysis/figurecache.py).
 FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
 
 
@@ -14,6 +16,8 @@ rule figures:
         systems=SELECTED,
         figures=FIGURES,
         figures_dir=lambda wildcards, output: str(Path(output[0]).parent),
+        store=FIGURE_STORE,
+        peers=figure_peers,
     log:
         f"{RESULTS}/logs/figures.log",
     conda:
@@ -34,6 +38,8 @@ rule system_figures:
         systems=lambda wildcards: [wildcards.system],
         figures=FIGURES,
         figures_dir=lambda wildcards, output: str(Path(output[0]).parent),
+        store=FIGURE_STORE,
+        peers=figure_peers,
     log:
         f"{RESULTS}/logs/figures-{{system}}.log",
     conda:
