@@ -51,7 +51,11 @@ def case_templates(experiment=None):
     return templates
 
 
-def synthesise(root, rows, systems=4, seed=1, first_run=0, max_runs=None, experiment=None):
+#: Systems the synthetic runs are spread over (one page each, besides the overview).
+SYSTEMS = 4
+
+
+def synthesise(root, rows, systems=SYSTEMS, seed=1, first_run=0, max_runs=None, experiment=None):
     """Runs numbered from ``first_run`` holding ``rows`` rows in all (or ``max_runs`` full runs),
     of every experiment or of ``experiment`` alone; returns the next run number."""
     rng = random.Random(seed + first_run)
@@ -124,11 +128,25 @@ def median_of(samples, digits=2):
 
 
 #: Targets of the analysis at scale (issue "Analysis at scale"): shown beside the measurements.
-TARGETS = {("scratch", 100_000): 20, ("one-new-run", 100_000): 5, ("scratch", 1_000_000): 60}
+TARGETS = {("scratch", 100_000): 20, ("one-new-run", 100_000): 5, ("scratch", 1_000_000): 60,
+           ("scratch-one-system", 100_000): 20}
 
 
 #: Runs added on top of ``--add-run-to`` rows: scenario -> the experiment the run holds (None: all).
 ADDED_RUNS = {"one-new-run": None, "one-new-stream-run": "stream"}
+
+
+def measure_one_system(rows, repeat):
+    """Median of ``repeat`` reports from scratch of ``rows`` rows of one system (the overview and
+    the system's page show the same rows: a user's results with one machine)."""
+    samples = []
+    for attempt in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="xt-scale-") as tmp:
+            runs = synthesise(Path(tmp), rows, systems=1)
+            samples.append(in_fresh_process("timed report", "--time-report", tmp))
+            print(f"  {rows:,} rows of one system from scratch ({attempt + 1}/{repeat}): "
+                  f"{samples[-1]['total_s']:.1f} s", flush=True)
+    return [{"scenario": "scratch-one-system", "rows": rows, "runs": runs, **median_of(samples)}]
 
 
 def measure(rows, repeat, add_runs):
@@ -232,24 +250,32 @@ def main():
     for rows in args.rows:
         print(f"analysis scale: {rows:,} rows, medians of {args.repeat} ...", flush=True)
         measurements += measure(rows, args.repeat, rows == args.add_run_to)
+        if rows == args.add_run_to:
+            measurements += measure_one_system(rows, args.repeat)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     record = {"benchmark": "analysis-scale", "date": stamp, "cores": 2, "repeat": args.repeat,
               "measurements": measurements}
     (out_dir / f"analysis-scale-{stamp}.json").write_text(json.dumps(record, indent=2) + "\n")
-    what = {"scratch": "from scratch", "one-new-run": "one new run on top (every experiment)",
-            "one-new-stream-run": "one new run on top (STREAM only)"}
+    print(write_summary(record, out_dir))
+
+
+def write_summary(record, out_dir):
+    """results/bench/analysis-scale.md from a record of measurements; returns its table."""
+    what = {"scratch": f"from scratch ({SYSTEMS} systems)", "one-new-run": "one new run on top (every experiment)",
+            "one-new-stream-run": "one new run on top (STREAM only)",
+            "scratch-one-system": "from scratch, one system (its page and the overview show the same rows)"}
     lines = ["| rows | runs | report | collect (s) | figures + reports (s) | total (s) | target (s) | "
              "peak RSS (MiB) |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
-    for m in measurements:
+    for m in record["measurements"]:
         target = TARGETS.get((m["scenario"], m["rows"]))
         verdict = "-" if target is None else f"{target} ({'met' if m['total_s'] <= target else 'missed'})"
         lines.append(f"| {m['rows']:,} | {m['runs']} | {what[m['scenario']]} | {m['collect_s']} | "
                      f"{m['figures_and_reports_s']} | {m['total_s']} | {verdict} | {m['maxrss_mib']:.0f} |")
     (out_dir / "analysis-scale.md").write_text(
-        f"# Analysis scale benchmark ({stamp}, 2 cores)\n\nMedians of {args.repeat} reports, each "
-        f"as `crosstalk report` makes it (collection into the run cache, then figures and pages); "
-        f"peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
-    print("\n".join(lines))
+        f"# Analysis scale benchmark ({record['date']}, {record['cores']} cores)\n\nMedians of "
+        f"{record['repeat']} reports, each as `crosstalk report` makes it (collection into the run cache, "
+        f"then figures and pages); peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     try:
