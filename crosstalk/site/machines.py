@@ -9,12 +9,12 @@ virtual cluster one or both of:
   injection bandwidth below it; set on the routed topologies' switch links. GPCNeT Table 1.
 ``network_to_compute`` is None: no table gives a flop rate.
 """
-import math
 import re
 from functools import lru_cache
+from types import SimpleNamespace
 
 from crosstalk.errors import InputError
-from crosstalk.models.papers import PAPERS_DIR, load_paper_table
+from crosstalk.models.papers import PAPERS_DIR, paper_table_rows
 
 _ID = re.compile(r"^[a-z0-9-]+$")
 
@@ -38,7 +38,7 @@ def _red_storm(row):
 
 
 def _gpcnet(row):
-    groups = None if isinstance(row.groups, float) and math.isnan(row.groups) else int(row.groups)
+    groups = int(row.groups) if row.groups else None
     return {"name": row.system, "cores": None, "memory_GBps": None, "injection_GBps": None,
             "network": row.interconnect, "nodes": int(row.nodes),
             "fabric": {"topology": row.topology, "global_to_injection": float(row.global_to_injection),
@@ -56,12 +56,11 @@ def all_machines():
     """{id: machine} over every table: id ``<paper>-<machine slug>``."""
     found = {}
     for table, machine_of in TABLES.items():
-        df = load_paper_table(table)
-        paper = df.attrs["paper"]
-        for row in df.itertuples(index=False):
-            machine = machine_of(row)
-            machine_id = f"{paper}-{_slug(machine['name'])}"
-            found[machine_id] = {"id": machine_id, "paper": paper, "source": df.attrs["citation"], **machine}
+        rows, attrs = paper_table_rows(table)
+        for row in rows:
+            machine = machine_of(SimpleNamespace(**row))
+            machine_id = f"{attrs['paper']}-{_slug(machine['name'])}"
+            found[machine_id] = {"id": machine_id, "paper": attrs["paper"], "source": attrs["citation"], **machine}
     return found
 
 

@@ -1,10 +1,14 @@
 """results/papers/*.csv load with their citation line; bad tables fail in one line."""
+import math
+import subprocess
+import sys
+
 import pytest
 
 from crosstalk.bibliography import bibliography, short_citation
 from crosstalk.errors import InputError
 from crosstalk.models import congestion, energy, queueing, throttling
-from crosstalk.models.papers import PAPERS_DIR, load_paper_table, paper_tables
+from crosstalk.models.papers import PAPERS_DIR, load_paper_table, paper_table_rows, paper_tables
 
 
 def test_every_table_loads_with_citation():
@@ -50,3 +54,27 @@ def test_groves_rmamt_quotes_are_consistent():
     fence = df[(df.metric == "bandwidth") & (df["sync"] == "fence")].value.iloc[0]
     drop = df[df.metric == "bandwidth_drop_1_to_16_threads"].value.iloc[0]
     assert round(100 * 849 / fence) == drop == 28
+
+
+
+@pytest.mark.parametrize("name", paper_tables())
+def test_rows_read_without_pandas_are_the_frames_cells(name):
+    """The machines read the tables as text (link commands do not import pandas); the same cells."""
+    frame = load_paper_table(name)
+    rows, attrs = paper_table_rows(name)
+    assert attrs == frame.attrs and len(rows) == len(frame) and list(rows[0]) == list(frame.columns)
+
+    def same(text, value):
+        if isinstance(value, float) and math.isnan(value):
+            return text == ""
+        return float(text) == value if isinstance(value, (int, float)) else text == value
+
+    for row, values in zip(rows, frame.itertuples(index=False)):
+        assert all(same(text, value) for text, value in zip(row.values(), values)), (row, values)
+
+
+def test_the_machines_load_without_pandas():
+    code = ("import sys; from crosstalk.site.machines import all_machines; assert len(all_machines()) > 10; "
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
