@@ -223,14 +223,13 @@ class ActiveProbing(XtExperiment, BackgroundLoad, LinkControl, PairedRounds, rfm
         self.perf_variables = {m: getattr(self, m)() for m in metrics}
         # The figures read the probe distributions (sample records) from the run's output.
         self.keep_files = [IDLE_PROBE, LAMMPS_LOG, STREAM_OUT, LAMMPS_ALONE_LOG, STREAM_ALONE_OUT] + \
-            [f"{name}.load.out" for name, *_ in
-                                                                 getattr(self, "_loads", [])]
+            [f"{load.name}.load.out" for load in getattr(self, "_loads", [])]
 
     @run_before("run")
     def stop_compressionb_first(self):
         """Between BackgroundLoad's "still running" check and its SIGTERM (parents' hooks ran first):
         ask CompressionB to stop and wait (up to START_TIMEOUT_S) for rank 0's report."""
-        if not any(name == "compressionb" for name, *_ in getattr(self, "_loads", [])):
+        if not any(load.name == "compressionb" for load in getattr(self, "_loads", [])):
             return
         check = [i for i, c in enumerate(self.postrun_cmds) if c.startswith("kill -0 $compressionb_pid")]
         if not check:

@@ -103,7 +103,7 @@ class Table:
         # what claims read (the case: which cases a claim reads, crosstalk.claims.plan)
         perf = with_environ(perf[["experiment", "metric", "params", "value", "unit", "case", *SAMPLE_KEY]])
         # plain Python strings: the many small selections and groupings below take a fifth less
-        # time than on Arrow-backed ones (judging 100 000 rows: 3.2 -> 2.8 s)
+        # time than on Arrow-backed ones (judging 100 000 rows: 3.2 -> 2.6 s)
         perf = perf.astype({c: object for c, dtype in perf.dtypes.items() if isinstance(dtype, pd.StringDtype)})
         self.parts = {key: rows for key, rows in perf.groupby(["experiment", "metric"], sort=False)}
         self.empty = perf.iloc[:0]

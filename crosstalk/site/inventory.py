@@ -67,10 +67,15 @@ def resolve_inventory(name_or_path):
     return path
 
 
+def _inventory_files(inventory):
+    """Every file of the inventory (a file inventory: itself)."""
+    return [inventory] if inventory.is_file() else sorted(p for p in inventory.rglob("*") if p.is_file())
+
+
 def _yaml_files(inventory):
     if inventory.is_file():
         return [inventory]
-    return sorted(p for p in inventory.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file())
+    return [p for p in _inventory_files(inventory) if p.suffix in (".yml", ".yaml")]
 
 
 class _AnsibleYamlLoader(yaml.SafeLoader):
@@ -98,18 +103,18 @@ def _ansible_inventory_cmd():
     return str(exe) if exe.exists() else (shutil.which("ansible-inventory") or "ansible-inventory")
 
 
-def _inventory_files(inventory):
-    return [inventory] if inventory.is_file() else sorted(p for p in inventory.rglob("*") if p.is_file())
-
-
 def _export_key(inventory):
     """What an export depends on: every file Ansible may read in the inventory (names, modes,
-    contents; a stray non-YAML file fails the export) and the ansible-inventory that reads them."""
+    contents; a stray non-YAML file fails the export) and the ansible-inventory that reads them;
+    None for an inventory holding a vault (its decrypted values never reach the disk)."""
     tool = _ansible_inventory_cmd()
     digest = hashlib.sha256(f"{tool}\0{os.stat(tool).st_mtime_ns if os.path.exists(tool) else ''}".encode())
     for path in _inventory_files(inventory):
+        content = path.read_bytes()
+        if b"$ANSIBLE_VAULT" in content:
+            return None
         name = path.name if path == inventory else str(path.relative_to(inventory))
-        digest.update(f"\0{name}\0{path.stat().st_mode}\0".encode() + path.read_bytes())
+        digest.update(f"\0{name}\0{path.stat().st_mode}\0".encode() + content)
     return digest.hexdigest()
 
 
@@ -117,9 +122,10 @@ def _export_key(inventory):
 def _export(inventory):
     """The inventory as ansible-inventory resolves it, kept in EXPORT_CACHE by content: a report
     reads every shipped inventory, and each ansible-inventory takes 0.4 s."""
-    if any(b"$ANSIBLE_VAULT" in path.read_bytes() for path in _inventory_files(inventory)):
-        return _export_with_ansible(inventory)     # decrypted values never reach the disk
-    cached = EXPORT_CACHE / f"{_export_key(inventory)}.json"
+    key = _export_key(inventory)
+    if key is None:
+        return _export_with_ansible(inventory)
+    cached = EXPORT_CACHE / f"{key}.json"
     try:
         return json.loads(cached.read_text())
     except (OSError, ValueError):

@@ -9,6 +9,7 @@ A B so that the job's main step runs under the load), so neither condition alway
 warm-up that only the job's first step pays, or a drift through the job, does not fall on one side.
 """
 import shlex
+from typing import NamedTuple
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -29,6 +30,15 @@ XT_STARTED = '"state":"started"'
 XT_STOP_SIGNAL = "USR1"
 
 
+class _Load(NamedTuple):
+    name: str
+    command: str          # the launcher's line that starts it
+    warmup_s: float
+    reports: bool
+    started: str | None
+    stop_signal: str
+
+
 class BackgroundLoad(rfm.RegressionTestPlugin):
     def add_load(self, name, argv, tasks, nodes=1, warmup_s=1.0, relative_node=0, reports=True, started=None,
                  stop_signal="TERM"):
@@ -40,9 +50,9 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         crosstalk's own loads)."""
         if not hasattr(self, "_loads"):
             self._loads = []
-        self._loads.append((name, step_command(self, argv, tasks, nodes, relative_node,
-                                               step_name=f"xtload-{name}"), warmup_s, reports, started,
-                            stop_signal))
+        self._loads.append(_Load(name, step_command(self, argv, tasks, nodes, relative_node,
+                                                    step_name=f"xtload-{name}"), warmup_s, reports, started,
+                                 stop_signal))
 
     def alternate_with_load(self, rounds):
         """Measure in ``rounds`` rounds, each the measured step without the load and under it (the
@@ -82,9 +92,10 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     def _start_lines(self, out):
         lines = []
-        for name, command, warmup, _, started, _ in getattr(self, "_loads", []):
+        for load in getattr(self, "_loads", []):
+            name, started = load.name, load.started
             output = f"{name}.load{out}.out"
-            lines += [f"{command} > {output} 2> {name}.load{out}.err &", f"{name}_pid=$!"]
+            lines += [f"{load.command} > {output} 2> {name}.load{out}.err &", f"{name}_pid=$!"]
             if started:
                 pattern = shlex.quote(started)
                 # until it started, died, or START_TIMEOUT_S passed (bash's SECONDS: a busy host's
@@ -95,7 +106,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
                           f"grep -qF {pattern} {output} || echo 'load {name} never reported that it started' "
                           f">> loads.failed"]
             lines += [
-                f"sleep {float(warmup)}",
+                f"sleep {float(load.warmup_s)}",
                 # The load must still be running when the measurement starts.
                 f"kill -0 ${name}_pid || echo 'load {name} exited before the measurement' >> loads.failed",
             ]
@@ -103,10 +114,11 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
 
     def _stop_lines(self):
         lines = []
-        for name, *_, stop_signal in getattr(self, "_loads", []):
+        for load in getattr(self, "_loads", []):
+            name = load.name
             lines += [
                 f"kill -0 ${name}_pid || echo 'load {name} exited during the measurement' >> loads.failed",
-                f"{stop_command(self, f'{name}_pid', f'xtload-{name}', stop_signal)}; wait ${name}_pid",
+                f"{stop_command(self, f'{name}_pid', f'xtload-{name}', load.stop_signal)}; wait ${name}_pid",
             ]
         return lines
 
@@ -134,7 +146,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
         if os.path.exists(failed):
             with open(failed) as fp:
                 raise sn.SanityError(fp.read().strip().replace("\n", "; "))
-        for name, _, _, reports, _, _ in getattr(self, "_loads", []):
-            if reports and not records(os.path.join(self.stagedir, f"{name}.load.out"), "result").evaluate():
-                raise sn.SanityError(f"load {name} reported no result (see {name}.load.err)")
+        for load in getattr(self, "_loads", []):
+            if load.reports and not records(os.path.join(self.stagedir, f"{load.name}.load.out"), "result").evaluate():
+                raise sn.SanityError(f"load {load.name} reported no result (see {load.name}.load.err)")
         return True

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from crosstalk.analysis.figurecache import drawing_inputs
+from crosstalk.analysis.figurecache import SUFFIXES as FIGURE_SUFFIXES, drawing_inputs
 from crosstalk.analysis.ingest import raw_output_files, run_dirs
 from crosstalk.analysis.report import BENCHMARK_PAGES
 from crosstalk.codedeps import code_files

@@ -2,7 +2,6 @@
 # figure) and redraws only those whose rows or drawing code changed; scopes with the same rows
 # share one drawing (a store under the results), and jobs running side by side split the
 # drawing between them (crosstalk/analysis/figurecache.py).
-FIGURE_SUFFIXES = ["png", "svg", "caption.txt"]
 
 
 rule figures:
