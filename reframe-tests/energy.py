@@ -8,13 +8,13 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from xtlib.apps import installed_app
+from xtlib.betweenruns import HOOK as BETWEEN_RUNS, between_runs_lines
 from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
-from xtlib.launch import main_step_line
 from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
 from xtlib.placement import job_nodes, launcher_kind, partition_nodes
-from xtlib.rounds import PairedRounds, values_of
+from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("energy")
 #: Fraction of the nominal network bandwidth in each link case (Table 6.2: 1/2, 1/4, 1/8).
@@ -25,10 +25,10 @@ WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
 
 @rfm.simple_test
 class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegressionTest):
-    """A narrower link case measures in rounds, each LAMMPS at the next wider link and then at its
-    own (links set between the steps), so each round pairs the two bandwidths seconds apart in one
-    job: metrics ``*_wider``. The 4X case, and a partition without link control, runs its rounds in
-    one LAMMPS process."""
+    """A narrower link case measures in rounds, each a LAMMPS run at the next wider link and then one
+    at its own (links set between the runs of the one LAMMPS process), so each round pairs the two
+    bandwidths seconds apart in one job: metrics ``*_wider``. The 4X case, and a partition without
+    link control, runs its rounds in one LAMMPS process too."""
     spec_name = "energy"
     link = parameter(SPEC.parameter("link"))
     cpu_freq = parameter(SPEC.parameter("cpu_freq"))
@@ -58,6 +58,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.num_tasks = ranks
         self.num_tasks_per_node = max(1, ranks // nodes)
         self.executable = "lmp"
+        self.keep_files += ["log.lammps"]       # every run's loop time
         self.rounds = int(self.setting("rounds"))
         self.wider = None
         if self.cpu_freq != "default":
@@ -74,13 +75,14 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
             self.skip_if(self.link != "4X",
                          f"{part.fullname} cannot change link width or rate (no virtual cluster, "
                          f"no extras.link_hook)")
-        self.executable_opts = self.lammps_opts(rounds=1 if self.wider else self.rounds)
+        self.executable_opts = self.lammps_opts(rounds=2 * self.rounds if self.wider else self.rounds,
+                                                before_run=BETWEEN_RUNS if self.wider else None)
         self.measure_energy(nodes, BW_FRACTION[self.link], self.setting("model_cpu_w"),
                             self.setting("model_network_w"), self.setting("model_memory_w"))
 
-    def lammps_opts(self, log="log.lammps", rounds=1):
-        return lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"), log=log,
-                           rounds=rounds, screen=False)
+    def lammps_opts(self, rounds, before_run=None):
+        return lammps_args(self.setting("lammps_box"), self.setting("lammps_steps"), rounds=rounds,
+                           screen=False, before_run=before_run)
 
     def nominal_rate(self):
         """Full bandwidth (4X) of this experiment: the spec's link_nominal_rate where set (shaped
@@ -104,25 +106,25 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         the main step (the last round's own)."""
         return "" if which == "own" and round_no == self.rounds - 1 else f".{which}.{round_no}"
 
-    def step_log(self, tag):
-        return f"log{tag}.lammps" if tag else "log.lammps"
-
     @run_before("run")
     def alternate_with_wider_link(self):
+        """One LAMMPS process runs the rounds, the wider link's run then its own, each round; the
+        job sets the links (and reads the meters) between the runs (xtlib.betweenruns)."""
         if not self.wider:
             return
-        lines = []
+        actions, previous = [], None
         for k in range(self.rounds):
             for which, link in (("wider", self.wider), ("own", self.link)):
                 tag = self.step_tag(which, k)
-                lines += [*self.link_set_lines(self.link_nodes, **self.link_option(link)),
-                          self.link_log_line(f"links{tag or '.own.last'}.json")]
-                if tag:         # the main step runs last, where ReFrame puts it
-                    before, after = self.meter_lines(tag)
-                    lines += [*before, main_step_line(self, f"lammps{tag}.out", self.lammps_opts(self.step_log(tag))),
-                              *after]
-                    self.keep_files += [self.step_log(tag)]
-        self.prerun_cmds += lines
+                before, _ = self.meter_lines(tag)
+                after = self.meter_lines(previous)[1] if previous is not None else []
+                actions.append([*after, *self.link_set_lines(self.link_nodes, **self.link_option(link)),
+                                self.link_log_line(f"links{tag or '.own.last'}.json"), *before])
+                previous = tag
+        prerun, postrun = between_runs_lines(actions)
+        self.prerun_cmds += prerun
+        self.postrun_cmds = postrun + self.postrun_cmds
+        self.keep_files += [f"{BETWEEN_RUNS}.out"]
 
     def link_expected(self, link):
         """What a node's logged link must show for the case ``link``: its rate, or its width."""
@@ -150,12 +152,12 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         return sn.all([*(sn.assert_gt(sn.min(times), 0) for times in steps), self.links_as_asked()])
 
     def round_times(self, which="own"):
-        """LAMMPS' loop time in each round at the ``which`` link: one step per round where the job
-        alternates with the wider link, else the rounds of the main step's one process."""
+        """LAMMPS' loop time in each round at the ``which`` link: where the job alternates with
+        the wider link its process ran the wider link's run then its own, each round."""
+        log = os.path.join(self.stagedir, "log.lammps")
         if not self.wider:
-            return loop_times(os.path.join(self.stagedir, "log.lammps"), self.rounds)
-        return values_of(*[sn.getitem(loop_times(os.path.join(self.stagedir, self.step_log(self.step_tag(which, k))),
-                                                 1), 0) for k in range(self.rounds)])
+            return loop_times(log, self.rounds)
+        return sn.getitem(loop_times(log, 2 * self.rounds), slice(0 if which == "wider" else 1, None, 2))
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -137,6 +137,18 @@ def leave_node_quota():
         (found[1] / "cgroup.procs").write_text(str(os.getpid()))
 
 
+#: Shell that leaves a virtual node's CPU quota (as leave_node_quota) and then runs its arguments:
+#: for a command whose own start-up would pay the quota (a Python interpreter and its imports take
+#: about 2.7 s at 5 % of a core, 0.16 s outside). The cgroup roots are cgroup_cpu_root's.
+LEAVE_QUOTA_SH = ('if grep -q "/crosstalk-" /proc/self/cgroup; then for g in /sys/fs/cgroup/cpu /sys/fs/cgroup; do '
+                  'if [ -w "$g/cgroup.procs" ]; then echo $$ > "$g/cgroup.procs" && break; fi; done; fi; exec "$@"')
+
+
+def outside_node_quota(argv):
+    """``argv`` run outside a virtual node's CPU quota (elsewhere as it is)."""
+    return ["sh", "-c", LEAVE_QUOTA_SH, "sh", *argv]
+
+
 def join_prefix(procs):
     """argv prefix that moves the command into a node's cgroup before it runs (children follow)."""
     return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs)]

@@ -12,11 +12,15 @@ from crosstalk.parsers import parse
 INPUTS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "inputs")
 
 
-def lammps_args(box, steps, log="log.lammps", rounds=1, screen=True):
-    """Arguments of ``lmp`` for in.lj: ``box``^3 unit cells, ``steps`` steps, ``rounds`` runs."""
+def lammps_args(box, steps, log="log.lammps", rounds=1, screen=True, before_run=None):
+    """Arguments of ``lmp`` for in.lj: ``box``^3 unit cells, ``steps`` steps, ``rounds`` runs;
+    ``before_run`` names the script (``<name>.sh``, in the working directory) that rank 0 runs
+    before each run with the run's number (1..rounds)."""
     args = ["-in", "in.lj", "-var", "box", str(box), "-var", "steps", str(steps), "-log", str(log)]
     if int(rounds) != 1:
         args += ["-var", "rounds", str(int(rounds))]
+    if before_run:
+        args += ["-var", "before_run", before_run]
     return args + ([] if screen else ["-screen", "none"])
 
 

@@ -20,6 +20,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
 from crosstalk.vcluster import format_rate
+from crosstalk.vcluster.balance import outside_node_quota
 
 CROSSTALK = str(Path(sys.executable).with_name("crosstalk"))
 #: The links' state logged at the start of the job (after they are set) and at its end.
@@ -32,7 +33,8 @@ def link_command(partition, *args):
     if extras.get("link_hook"):
         words = [*shlex.split(extras["link_hook"]), *args]
     else:
-        words = [CROSSTALK, "link", *args, "--inventory", extras["vcluster_inventory"]]
+        # the harness's work, not the node's: on a node with a CPU quota, outside it from the start
+        words = outside_node_quota([CROSSTALK, "link", *args, "--inventory", extras["vcluster_inventory"]])
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
