@@ -149,6 +149,7 @@ def claim_tables(perf, cases, labels, runs=()):
         open_question,
         paper_text,
         summary,
+        unmeasured,
         why,
     )
     verdicts = judge(perf, cases)
@@ -168,7 +169,8 @@ def claim_tables(perf, cases, labels, runs=()):
                    **open_question(v, latest.get((v["platform"], v["experiment"])))}
                   for v in verdicts if v["origin"] == "user" and v["verdict"] == "inconclusive"]
     return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS,
-            "decided": {p: decided_text(totals[p]) for p in platforms}, "open": still_open}
+            "decided": {p: decided_text(totals[p], unmeasured([v for v in verdicts if v["platform"] == p]))
+                        for p in platforms}, "open": still_open}
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,

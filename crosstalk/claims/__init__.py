@@ -166,7 +166,7 @@ def _judge_group(test, table, experiment, select, trace=False):
 def judge_claim(spec, claim, table, cases, facts=None, trace=False):
     """The verdict of one claim on one platform (its :class:`Table`, cases and facts): a dict
     with the groups' verdicts."""
-    outside = unmet(claim.get("where", {}), facts or {})
+    outside = unmet(claim.get("where", {}), facts or {}) or moved_elsewhere(spec, facts or {})
     if outside:
         return {"verdict": "not applicable", "groups": [{"group": "", "verdict": "not applicable", "reason": outside}],
                 "note": None}
@@ -186,6 +186,16 @@ def judge_claim(spec, claim, table, cases, facts=None, trace=False):
             "note": balance_note(claim, table, facts, spec.data.get("like"), spec.name)}
 
 
+def moved_elsewhere(spec, facts):
+    """Where the platform's main job ran ``spec``'s experiment on a system shaped like the machine it
+    needs (crosstalk.run.balanced): that its claims are judged there; else None."""
+    move = (facts.get("moved") or {}).get(spec.name) or {}
+    if not move.get("system") or move.get("error"):
+        return None
+    return (f"judged on {move['system']}: the main job ran {spec.name} there, shaped like {move['like']}, "
+            f"the balance it needs (run {move.get('run_id')})")
+
+
 def looks_of(cases):
     """The most looks at the data any run of these cases took (a run's second stage is one more)."""
     return int(cases["looks"].max()) if "looks" in cases and cases["looks"].notna().any() else 1
@@ -200,6 +210,9 @@ def platform_facts(cases):
     facts = dict(runs[0])
     recorded = [f["capabilities"] for f in runs if f.get("capabilities") is not None]
     facts["capabilities"] = sorted(set().union(*recorded)) if recorded else None
+    # where the experiments ran is the latest run's choice
+    latest = cases.sort_values("run_id") if "run_id" in cases else cases
+    facts["moved"] = decode_facts(latest["facts"].iloc[-1]).get("moved")
     return facts
 
 
@@ -212,6 +225,7 @@ def judge(perf, cases, trace=False):
     tables = {p: Table(perf_of.get(p, perf.iloc[:0]), confidence_for(looks_of(cases_of.get(p, cases.iloc[:0]))))
               for p in platforms}
     facts_of = {p: platform_facts(rows) for p, rows in cases_of.items()}
+    experiments_of = {p: set(rows["experiment"]) for p, rows in cases_of.items()}
     out = []
     for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
         p_cases = cases_of.get(platform, cases.iloc[:0])
@@ -219,6 +233,7 @@ def judge(perf, cases, trace=False):
         result = judge_claim(spec, claim, tables[platform], p_cases, facts, trace)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]
         out.append({"platform": platform, "system": first["system"], "origin": first["origin"],
+                    "measured": spec.name in experiments_of.get(platform, ()),
                     "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
                     "paper": claim["paper"], "item": claim["item"], "artefact": claim.get("artefact"),
                     "claim": claim["claim"], "paper_values": claim.get("paper_values", []),

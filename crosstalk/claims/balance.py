@@ -111,6 +111,9 @@ def needed_balance(like, facts, experiment):
     inventories = shaped_like(like)
     if inventories:
         text += f": `crosstalk run --system {inventories[0]} -e {experiment}` runs it on one that is"
+    error = ((facts.get("moved") or {}).get(experiment) or {}).get("error")
+    if error:
+        text += f"; the main job could not: {error}"
     return text
 
 

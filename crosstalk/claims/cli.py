@@ -25,13 +25,15 @@ def _collect(systems, examples):
 
 def print_verdicts(verdicts, out=sys.stdout):
     from crosstalk.claims import counts
-    from crosstalk.claims.present import citation, paper_text, summary, why
+    from crosstalk.claims.present import citation, decided_text, paper_text, summary, unmeasured, why
     platform = None
     for row in verdicts:
         if row["platform"] != platform:
             platform = row["platform"]
-            c = counts([r for r in verdicts if r["platform"] == platform])
-            print(f"\n{platform}  {row['host_label']}\n  " + ", ".join(f"{n} {v}" for v, n in c.items()), file=out)
+            mine = [r for r in verdicts if r["platform"] == platform]
+            c = counts(mine)
+            print(f"\n{platform}  {row['host_label']}\n  " + ", ".join(f"{n} {v}" for v, n in c.items()) +
+                  f"; {decided_text(c, unmeasured(mine))}", file=out)
         print(f"  {row['verdict'].upper():<13} {row['id']} ({citation(row)})", file=out)
         print(f"      claim: {row['claim']}", file=out)
         print(f"      paper: {paper_text(row)}", file=out)

@@ -68,12 +68,20 @@ def why(row):
     return f"why the magnitude may differ: {row['note']}" if row.get("note") else None
 
 
-def decided_text(totals):
-    """ "12 of 16 applicable claims decided (75 %)" from one platform's verdict counts."""
-    applicable = sum(n for v, n in totals.items() if v != "not applicable")
+def decided_text(totals, unmeasured=0):
+    """ "12 of 16 applicable claims decided (75 %)" from one platform's verdict counts;
+    ``unmeasured``: claims not run because their experiment never ran on the platform (another
+    platform measures them), counted apart."""
+    applicable = sum(n for v, n in totals.items() if v != "not applicable") - unmeasured
     decided = totals.get("reproduced", 0) + totals.get("contradicted", 0)
     share = f" ({decided / applicable:.0%})" if applicable else ""
-    return f"{decided} of {applicable} applicable claims decided{share}"
+    apart = f"; {unmeasured} more whose experiments did not run here" if unmeasured else ""
+    return f"{decided} of {applicable} applicable claims decided{share}{apart}"
+
+
+def unmeasured(verdicts):
+    """How many of a platform's verdicts are "not run" because their experiment never ran there."""
+    return sum(1 for v in verdicts if v["verdict"] == "not run" and not v.get("measured", True))
 
 
 def _last_plan(run):

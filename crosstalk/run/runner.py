@@ -16,6 +16,7 @@ from crosstalk import REPO_ROOT, __version__, reference_file, results_root
 from crosstalk.analysis.references import calibrate_command
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.run import resume as resume_mod, runstatus, uselock
+from crosstalk.run.balanced import destinations, plan_moves, staying
 from crosstalk.run.secondstage import run_second_stage
 from crosstalk.run.session import Session, parse_duration, test_module
 from crosstalk.site.configrender import render
@@ -158,12 +159,19 @@ def default_budget(profile, experiments, partitions, reframe_args):
 
 
 def run(system, profile="quick", experiments=(), gate=False, partitions=(), reframe_args=(),
-        out=sys.stdout, budget_s=None):
+        out=sys.stdout, budget_s=None, at_balance=None):
     """A new run of the suite; (exit status, run directory). ``budget_s``: seconds for the whole
     run, first stage included; what the first stage leaves goes to a second stage
-    (crosstalk.run.secondstage)."""
+    (crosstalk.run.secondstage). ``at_balance`` (default: for the whole suite, not for a narrowed
+    run, which runs exactly what it names): on a virtual cluster, an experiment that needs another
+    machine's balance runs on an inventory shaped like it (crosstalk.run.balanced), after this
+    system's first stage, with half of what that left."""
     started = time.monotonic()
     inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
+    if at_balance is None:
+        at_balance = not (experiments or partitions or reframe_args)
+    moves = plan_moves(description, cluster, specs) if at_balance else {}
+    specs = staying(specs, moves)
     system = description["name"]
     host = host_class(description.get("network"))
     run_id = new_run_id()
@@ -180,18 +188,28 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
                                   for p in description["partitions"]}}
         if cluster is not None:
             extra.update(nodes=list(cluster.nodes), link_state=cluster.link_state(), balance=cluster.balance())
-        (run_dir / "provenance.json").write_text(
-            json.dumps(provenance(system, profile, specs, run_id, extra), indent=2) + "\n")
+        if moves:
+            extra["moved"] = moves
+        prov = provenance(system, profile, specs, run_id, extra)
+        _write_provenance(run_dir, prov)
         note = reference_note(system, host, run_id, gate)
         print(f"crosstalk: run {run_id} on {', '.join(targets)} ({profile} profile), host class "
               f"{host['id']} ({host['label']}); results in {run_dir}", file=out, flush=True)
         print(f"crosstalk: {note}", file=out, flush=True)
+        for name, move in moves.items():
+            where = f"runs on inventory {move['inventory']}" if move["inventory"] else f"runs here: {move['error']}"
+            print(f"crosstalk: {name} needs a system shaped like {move['like']}; it {where}", file=out, flush=True)
         partition_names = _partition_names(description, targets)
         attempt = runstatus.begin_attempt(run_dir, partition_names)
         outcome = session.run_reframe(targets, run_dir, session.stage_root, len(partition_names))
         state = runstatus.end_attempt(run_dir, attempt, outcome)
         exit_status = outcome.exit_status
-        if budget_s and state != "interrupted":
+        stopped = False
+        if state != "interrupted" and destinations(moves):
+            left = None if budget_s is None else (budget_s - (time.monotonic() - started)) / 2
+            moved_status, stopped = _run_moved(prov, run_dir, profile, gate, out, left)
+            exit_status = exit_status or moved_status
+        if budget_s and state != "interrupted" and not stopped:
             second = run_second_stage(session, run_dir, partition_names, budget_s - (time.monotonic() - started), out)
             if second is not None:
                 exit_status = exit_status or second[0].exit_status
@@ -201,6 +219,36 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
         how = "--more" if stage_interrupted(run_dir) else "--resume"
         print(f"crosstalk: to continue it: crosstalk run {how} {run_id}", file=out, flush=True)
     return exit_status, run_dir
+
+
+def _write_provenance(run_dir, prov):
+    (run_dir / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n")
+
+
+def _run_moved(prov, run_dir, profile, gate, out, budget_s):
+    """Run the moved experiments on their inventories (``budget_s`` shared between them), each
+    run's system and id (or why it failed) recorded in the main run's provenance; ``(the worst exit
+    status, whether a run was interrupted)``: an interrupted one stops the rest."""
+    status = 0
+    places = destinations(prov["moved"])
+    for k, (inventory, names) in enumerate(places.items()):
+        share = None if budget_s is None else max(0.0, budget_s / (len(places) - k))
+        started = time.monotonic()
+        try:
+            code, moved_dir = run(inventory, profile, names, gate, out=out, budget_s=share, at_balance=False)
+            record = {"system": moved_dir.parent.parent.name, "run_id": moved_dir.name}
+        except CrosstalkError as err:
+            print(f"crosstalk: {', '.join(names)} on inventory {inventory} failed: {err}", file=out, flush=True)
+            code, record = 1, {"error": f"the run on inventory {inventory} failed: {err}"}
+        if budget_s is not None:
+            budget_s -= time.monotonic() - started
+        for name in names:
+            prov["moved"][name].update(record)
+        _write_provenance(run_dir, prov)
+        status = status or code
+        if "run_id" in record and runstatus.read(moved_dir)["state"] == "interrupted":
+            return status, True
+    return status, False
 
 
 def stage_interrupted(run_dir):

@@ -10,7 +10,9 @@ the host's TCP stack carries MPI, so the host's cores do the protocol work, as w
 recorded it was a star). ``like``: the paper machine a virtual cluster was shaped like, and
 ``network_to_memory`` the bytes of link per byte of Triad its bring-up measured. ``capabilities``:
 what at least one of the system's partitions can do (the inventory's ``capabilities`` flags that
-are true: cpufreq, rdma, rapl, link_control, ...).
+are true: cpufreq, rdma, rapl, link_control, ...). ``moved``: the experiments a main job ran on
+another system shaped like the machine they need (crosstalk.run.balanced): ``{experiment: {like,
+system, run_id, error}}``.
 A fact the provenance does not record is None.
 """
 import json
@@ -21,7 +23,7 @@ import re
 OFFLOAD_DEVICES = ("mlx", "cxgb", "bnxt_re", "irdma", "efa", "ionic", "qedr", "hns")
 ONLOAD_DEVICES = ("qib", "hfi1", "rxe", "siw")
 FACTS = ("kind", "sockets", "cores", "fabric", "nic", "link_gbit", "topology", "like", "network_to_memory",
-         "capabilities")
+         "capabilities", "moved")
 _RATE = re.compile(r"^([0-9.]+)\s*([kmg]?)(?:bit|b/sec)", re.I)
 _GBIT = {"": 1e-9, "k": 1e-6, "m": 1e-3, "g": 1.0}
 
@@ -66,7 +68,16 @@ def of_provenance(prov, host_class):
             "link_gbit": link_gbit(fp), "topology": topology.split(":", 1)[0] if topology else None,
             "like": (prov.get("balance") or {}).get("like"),
             "network_to_memory": ((prov.get("balance") or {}).get("achieved") or {}).get("network_to_memory"),
-            "capabilities": capabilities_of(prov)}
+            "capabilities": capabilities_of(prov), "moved": moved_of(prov)}
+
+
+def moved_of(prov):
+    """``{experiment: {like, system, run_id, error}}`` of a main run's moves, or None."""
+    moved = prov.get("moved")
+    if not isinstance(moved, dict):
+        return None
+    return {name: {k: m.get(k) for k in ("like", "system", "run_id", "error")}
+            for name, m in moved.items() if isinstance(m, dict)} or None
 
 
 def capabilities_of(prov):

@@ -51,3 +51,64 @@ def test_at_the_papers_balance_compute_not_the_link_sets_the_run_time(sand_run):
     # (the 5 % floor, where this host stops). 2 is halfway (in log) between the two
     # regimes, so host noise in one case cannot cross it.
     assert times["1X"] / times["4X"] < 2, times
+
+
+@pytest.fixture(scope="module")
+def main_job_with_a_move(run_env_module):
+    """The main job's run on the default virtual cluster (as for the whole suite, at_balance, but of
+    two experiments, with a site's small specs: STREAM at one thread, E6 at 4X and 2X, one round,
+    so that it is short): E6 goes to vcluster-sand."""
+    skip_unless_root()
+    from crosstalk.vcluster.balance import cpu_groups_available
+    if not cpu_groups_available():
+        pytest.skip("no writable cgroup CPU controller here: the main job keeps E6 (tested in unit tests)")
+    import shutil
+    import subprocess
+    import uuid
+
+    import yaml
+    from xt_testing import venv_tool
+    work = REPO / "build" / "test-move" / uuid.uuid4().hex[:8]      # the nodes have a private /tmp
+    specs = work / "specs"
+    specs.mkdir(parents=True)
+    for name, quick in (("stream", {"parameters": {"threads": [1]}, "settings": {"array_bytes": "32M", "ntimes": 2,
+                                                                                  "rounds": 1}}),
+                        ("energy", {"parameters": {"link": ["4X", "2X"], "cpu_freq": ["default"]},
+                                    "settings": {"rounds": 1}})):
+        spec = yaml.safe_load((REPO / "experiments" / f"{name}.yaml").read_text())
+        profile = spec["profiles"]["quick"]
+        profile["parameters"] = quick["parameters"]
+        profile["settings"].update(quick["settings"])
+        (specs / f"{name}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"), CROSSTALK_SPECS_DIR=str(specs))
+    try:
+        main_job = ("import sys; from crosstalk.run.runner import run; "
+                    "sys.exit(run('vcluster', experiments=['stream', 'energy'], budget_s=0, at_balance=True)[0])")
+        proc = subprocess.run([venv_tool("python"), "-c", main_job], capture_output=True, text=True, env=env,
+                              timeout=1800)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        claims = subprocess.run([venv_tool("crosstalk"), "claims", "--claim", "sand-half-bw-saves-energy"],
+                                capture_output=True, text=True, env=env, timeout=600)
+        yield proc.stdout, work / "results", claims.stdout
+    finally:
+        subprocess.run([venv_tool("crosstalk"), "vcluster", "down", "--inventory", str(INVENTORY)],
+                       capture_output=True, env=env, timeout=120)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_main_job_runs_e6_on_the_inventory_shaped_like_its_machine(main_job_with_a_move):
+    stdout, results, claims = main_job_with_a_move
+    assert f"energy needs a system shaped like {MACHINE}; it runs on inventory vcluster-sand" in stdout, stdout
+    (main,) = (results / "vcluster" / "runs").iterdir()
+    (moved,) = (results / "vcsand" / "runs").iterdir()
+    prov = json.loads((main / "provenance.json").read_text())
+    assert set(prov["specs"]) == {"stream"}
+    assert prov["moved"]["energy"] | {} == {"like": MACHINE, "inventory": "vcluster-sand", "error": None,
+                                            "system": "vcsand", "run_id": moved.name}, prov["moved"]
+    moved_prov = json.loads((moved / "provenance.json").read_text())
+    assert set(moved_prov["specs"]) == {"energy"} and moved_prov["balance"]["like"] == MACHINE
+    # judged there, and said so here
+    here, there = claims.split("\nvcsand")
+    assert "NOT APPLICABLE sand-half-bw-saves-energy" in here and "judged on vcsand" in here, claims
+    (line,) = [x for x in there.splitlines() if "sand-half-bw-saves-energy" in x]
+    assert line.split()[0] in ("REPRODUCED", "CONTRADICTED", "INCONCLUSIVE"), claims
