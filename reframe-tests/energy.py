@@ -14,7 +14,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
 from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
 from xtlib.placement import job_nodes, launcher_kind, partition_nodes
-from xtlib.rounds import PairedRounds
+from xtlib.rounds import PairedRounds, reversed_round, values_of
 
 SPEC = load_spec("energy")
 #: Fraction of the nominal network bandwidth in each link case (Table 6.2: 1/2, 1/4, 1/8).
@@ -25,9 +25,9 @@ WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
 
 @rfm.simple_test
 class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegressionTest):
-    """A narrower link case measures in rounds, each a LAMMPS run at the next wider link and then one
-    at its own (links set between the runs of the one LAMMPS process), so each round pairs the two
-    bandwidths seconds apart in one job: metrics ``*_wider``. The 4X case, and a partition without
+    """A narrower link case measures in rounds, each a LAMMPS run at the next wider link and one at
+    its own, in either order in turn (links set between the runs of the one LAMMPS process), so each
+    round pairs the two bandwidths seconds apart in one job: metrics ``*_wider``. The 4X case, and a partition without
     link control, runs its rounds in one LAMMPS process too."""
     spec_name = "energy"
     link = parameter(SPEC.parameter("link"))
@@ -103,24 +103,32 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
 
     def step_tag(self, which, round_no):
         """The tag of round ``round_no``'s step at the ``which`` ("wider" or "own") link; "" for
-        the main step (the last round's own)."""
+        the main step (the last round's own, the last run)."""
         return "" if which == "own" and round_no == self.rounds - 1 else f".{which}.{round_no}"
+
+    def sequence(self):
+        """``(round, which, link)`` of the LAMMPS runs in order: each round the wider link's run
+        and its own, own first every other round (counterbalanced: xtlib.rounds.reversed_round)."""
+        runs = []
+        for k in range(self.rounds):
+            pair = [("wider", self.wider), ("own", self.link)]
+            runs += [(k, which, link) for which, link in (pair[::-1] if reversed_round(self.rounds, k) else pair)]
+        return runs
 
     @run_before("run")
     def alternate_with_wider_link(self):
-        """One LAMMPS process runs the rounds, the wider link's run then its own, each round; the
-        job sets the links (and reads the meters) between the runs (xtlib.betweenruns)."""
+        """One LAMMPS process runs the rounds (:meth:`sequence`); the job sets the links (and reads
+        the meters) between the runs (xtlib.betweenruns)."""
         if not self.wider:
             return
         actions, previous = [], None
-        for k in range(self.rounds):
-            for which, link in (("wider", self.wider), ("own", self.link)):
-                tag = self.step_tag(which, k)
-                before, _ = self.meter_lines(tag)
-                after = self.meter_lines(previous)[1] if previous is not None else []
-                actions.append([*after, *self.link_set_lines(self.link_nodes, **self.link_option(link)),
-                                self.link_log_line(f"links{tag or '.own.last'}.json"), *before])
-                previous = tag
+        for k, which, link in self.sequence():
+            tag = self.step_tag(which, k)
+            before, _ = self.meter_lines(tag)
+            after = self.meter_lines(previous)[1] if previous is not None else []
+            actions.append([*after, *self.link_set_lines(self.link_nodes, **self.link_option(link)),
+                            self.link_log_line(f"links{tag or '.own.last'}.json"), *before])
+            previous = tag
         prerun, postrun = between_runs_lines(actions)
         self.prerun_cmds += prerun
         self.postrun_cmds = postrun + self.postrun_cmds
@@ -153,11 +161,12 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
 
     def round_times(self, which="own"):
         """LAMMPS' loop time in each round at the ``which`` link: where the job alternates with
-        the wider link its process ran the wider link's run then its own, each round."""
+        the wider link, its runs in :meth:`sequence`'s order."""
         log = os.path.join(self.stagedir, "log.lammps")
         if not self.wider:
             return loop_times(log, self.rounds)
-        return sn.getitem(loop_times(log, 2 * self.rounds), slice(0 if which == "wider" else 1, None, 2))
+        times = loop_times(log, 2 * self.rounds)
+        return values_of(*[sn.getitem(times, i) for i, (_, w, _) in enumerate(self.sequence()) if w == which])
 
     @run_before("performance")
     def set_perf_variables(self):

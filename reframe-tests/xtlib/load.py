@@ -18,7 +18,7 @@ from reframe.core.builtins import run_before
 from xtlib.launch import main_step_line, step_command, stop_command
 from xtlib.placement import size_main_step
 from xtlib.records import records
-from xtlib.rounds import values_of
+from xtlib.rounds import reversed_round, values_of
 
 #: The longest a load may take to report that it started (a launch on a busy host).
 START_TIMEOUT_S = 60
@@ -65,7 +65,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
     def loaded_first(self, round_no):
         """Whether round ``round_no`` measures under the load first (B A): every other round,
         counted back from the last, which is A B (its loaded step is the job's main step)."""
-        return (self.load_rounds - 1 - round_no) % 2 == 1
+        return reversed_round(self.load_rounds, round_no)
 
     @property
     def alternating(self):

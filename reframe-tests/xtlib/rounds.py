@@ -40,6 +40,13 @@ class PairedRounds(rfm.RegressionTestPlugin):
                                  if values is not None}
 
 
+def reversed_round(rounds, round_no):
+    """Whether round ``round_no`` of ``rounds`` measures its two conditions in reverse (B A): every
+    other round, counted back from the last, which is A B. A warm-up only the first step pays, or a
+    drift through the job, then does not always fall on the same side of the pairs."""
+    return (int(rounds) - 1 - round_no) % 2 == 1
+
+
 def _evaluated(expression):
     """The value of a deferred expression, or None where it fails: the failure is ReFrame's to
     report, in its performance stage (which evaluates the same expression again)."""

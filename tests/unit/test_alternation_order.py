@@ -8,6 +8,7 @@ import shutil
 from xt_testing import REPO, dry_run_job_script
 
 from crosstalk.specs import load_spec
+from crosstalk.vcluster import format_rate, parse_rate
 
 
 def test_rounds_alternate_which_condition_comes_first(tmp_path):
@@ -25,3 +26,19 @@ def test_rounds_alternate_which_condition_comes_first(tmp_path):
         pair = [f"alone.{k}", f"loaded.{k}"]
         want += pair[::-1] if (rounds - 1 - k) % 2 else pair
     assert steps == want + [f"alone.{rounds - 1}", "main"], steps
+
+
+def test_e6_rounds_alternate_which_link_comes_first(tmp_path):
+    """E6's narrower link case runs its rounds in one LAMMPS process: the wider link's run and its
+    own in either order in turn, ending with its own (the main step's meters read around it)."""
+    script = dry_run_job_script(tmp_path, REPO / "inventories" / "vcluster", "energy.py",
+                                "Energy62%link=2X%cpu_freq=default", "vcluster:mpi")
+    between = script[script.index("xt_await 1"):script.index("xt_between_runs=$!")]
+    rates = re.findall(r"link set n1 --rate (\w+)", between)
+    rounds = int(load_spec("energy").setting("rounds", "quick"))
+    nominal = parse_rate(load_spec("energy").setting("link_nominal_rate", "quick"))
+    wider, own = format_rate(nominal), format_rate(nominal // 2)      # 4X and 2X
+    pairs = [rates[i:i + 2] for i in range(0, len(rates), 2)]
+    assert len(pairs) == rounds >= 3, rates
+    assert pairs[-1] == [wider, own] and pairs[-2] == [own, wider], rates
+    assert all(p in ([wider, own], [own, wider]) for p in pairs), rates
