@@ -21,7 +21,7 @@ def _vcluster_shaped_like(like):
     return None
 
 
-def plan_moves(description, cluster, specs):
+def plan_moves(cluster, specs):
     """``{experiment: {"like", "inventory", "error"}}`` for the experiments of ``specs`` that need a
     balance the main job's virtual cluster (``cluster``, None elsewhere) is not shaped like:
     ``inventory`` where they go, or ``error`` why they stay. A real cluster runs every experiment."""

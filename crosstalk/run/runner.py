@@ -170,7 +170,7 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
     if at_balance is None:
         at_balance = not (experiments or partitions or reframe_args)
-    moves = plan_moves(description, cluster, specs) if at_balance else {}
+    moves = plan_moves(cluster, specs) if at_balance else {}
     specs = staying(specs, moves)
     system = description["name"]
     host = host_class(description.get("network"))

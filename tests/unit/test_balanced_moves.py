@@ -27,7 +27,7 @@ def shapeable(monkeypatch):
 
 
 def test_an_experiment_needing_a_machine_goes_to_the_inventory_shaped_like_it(shapeable):
-    moves = balanced.plan_moves({}, SimpleNamespace(like=None), all_specs())
+    moves = balanced.plan_moves(SimpleNamespace(like=None), all_specs())
     assert moves == {"energy": {"like": ENERGY_LIKE, "inventory": "vcluster-sand", "error": None}}
     assert [s.name for s in balanced.staying(all_specs(), moves)] == \
         [s.name for s in all_specs() if s.name != "energy"]
@@ -35,16 +35,16 @@ def test_an_experiment_needing_a_machine_goes_to_the_inventory_shaped_like_it(sh
 
 
 def test_a_cluster_shaped_like_the_machine_keeps_its_experiment(shapeable):
-    assert balanced.plan_moves({}, SimpleNamespace(like=ENERGY_LIKE), all_specs()) == {}
+    assert balanced.plan_moves(SimpleNamespace(like=ENERGY_LIKE), all_specs()) == {}
 
 
 def test_a_real_cluster_runs_every_experiment(shapeable):
-    assert balanced.plan_moves({}, None, all_specs()) == {}
+    assert balanced.plan_moves(None, all_specs()) == {}
 
 
 def test_an_experiment_stays_where_the_host_cannot_shape_a_node(monkeypatch):
     monkeypatch.setattr(balanced, "cpu_groups_available", lambda: False)
-    moves = balanced.plan_moves({}, SimpleNamespace(like=None), all_specs())
+    moves = balanced.plan_moves(SimpleNamespace(like=None), all_specs())
     assert moves["energy"]["inventory"] is None and "cgroup CPU controller" in moves["energy"]["error"]
     assert "energy" in [s.name for s in balanced.staying(all_specs(), moves)]
     assert balanced.destinations(moves) == {}
@@ -52,7 +52,7 @@ def test_an_experiment_stays_where_the_host_cannot_shape_a_node(monkeypatch):
 
 def test_an_experiment_stays_where_no_inventory_is_shaped_like_its_machine(shapeable, monkeypatch):
     monkeypatch.setattr(balanced, "shaped_like", lambda like: ())
-    moves = balanced.plan_moves({}, SimpleNamespace(like=None), all_specs())
+    moves = balanced.plan_moves(SimpleNamespace(like=None), all_specs())
     assert moves["energy"]["error"] == f"no shipped inventory of kind vcluster is shaped like {ENERGY_LIKE}"
 
 
