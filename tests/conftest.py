@@ -7,6 +7,9 @@ from xt_testing import REPO, tool_env
 #: and the machine each stands for: the shared cluster, the private cluster ``vclt``. Fixtures built
 #: on them (``login_report``) count through pytest's fixture closure.
 FIXTURE_MACHINES = {"vcluster": "vcluster", "isolated": "vclt"}
+#: Machines whose tests share another machine's worker: the main job on the shared cluster moves E6
+#: to vcsand (crosstalk.run.balanced), so a test of that move holds both systems' run locks in turn.
+WORKER_OF = {"vcsand": "vcluster"}
 
 
 def machine_of(item):
@@ -33,7 +36,8 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.cluster)
         if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
             item.add_marker(pytest.mark.fast)
-        item.add_marker(pytest.mark.xdist_group(machine_of(item) or item.nodeid.split("::")[0]))
+        machine = machine_of(item)
+        item.add_marker(pytest.mark.xdist_group(WORKER_OF.get(machine, machine) or item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,9 +4,11 @@ one GPCNeT node per node, host links at the nominal rate, the canaries and every
 a global link the congestors fill, in the same direction (congestion_layout.congestion_seed). Both
 quick cases run, P2P incast alone and all four
 congestors at once, which the default 4-node star skips. Each job pairs its isolated and congested
-phases over the quick profile's rounds, and every impact is the median of the rounds' own
-ratios, so one session of each case is enough (see the assertions for the margins)."""
+phases over the quick profile's rounds, and every impact is a round's own ratio. Each case runs
+twice (two jobs, at two moments of a shared host) and the assertions take the median over both
+jobs' rounds (see them for the margins)."""
 import json
+import statistics
 
 import pytest
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
@@ -24,14 +26,20 @@ def dragonfly_run(run_env_module):
     skip_unless_root()
     with run_on_inventory(INVENTORY, "vcfly", run_env_module,
                           ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY, "-n",
-                          "^CongestionCanary", "--max-retries", "1"], "dragonfly") as run:
+                          "^CongestionCanary", "--max-retries", "1", "--repeat", "2"], "dragonfly") as run:
         yield run
 
 
+def _rounds(perf, metric, congestors):
+    """``metric`` in every round of the case's jobs (each round's impact of its own pair)."""
+    return [r["value"] for r in perf if r["metric"] == metric and json.loads(r["params"])["congestors"] == congestors]
+
+
 def _impact(perf, metric, congestors):
-    """The case's one value of ``metric``: the median over its job's rounds."""
-    (value,) = reported_values(perf, metric, congestors=congestors)
-    return value
+    """The median over the rounds of both jobs of the case (8 paired rounds)."""
+    values = _rounds(perf, metric, congestors)
+    assert len(values) == 8 and len(reported_values(perf, metric, congestors=congestors)) == 2, values
+    return statistics.median(values)
 
 
 def test_all_four_congestors_run_with_one_endpoint_per_node(dragonfly_run):
@@ -52,8 +60,12 @@ def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_ru
     # 1.4-1.8x; the median of three keeps clear of 1 (passed again with host links at the nominal
     # 100 Mbit/s, and as the median of three paired rounds in one job, 2026-11-25). (The 8 B latency
     # canary is not asserted: 0.88-2.1x under the incast alone.)
-    assert _impact(perf, "ci_allreduce_avg", congestors) > 1
-    assert _impact(perf, "ci_bw_avg", congestors) > 1
+    # CI on 2026-11-26 saw one job of all four congestors at a median of 0.987 over its 4 rounds
+    # (while the other pytest worker ran its tests); here, quiet and beside two busy loops, that
+    # case's rounds were 3.8-5.8x and 2.0-3.9x. Rounds of one job share its moment; two jobs and
+    # the median of their 8 rounds let one disturbed job pass through without deciding.
+    for metric in ("ci_allreduce_avg", "ci_bw_avg"):
+        assert _impact(perf, metric, congestors) > 1, (metric, _rounds(perf, metric, congestors))
 
 
 def test_xt_congestion_put_every_congestor_on_the_canaries_global_links(dragonfly_run):
@@ -68,7 +80,7 @@ def test_xt_congestion_put_every_congestor_on_the_canaries_global_links(dragonfl
         return {(link.name, way) for a, b in pairs for link, way in vc.topology.directed_path(a, b, vc.nodes)
                 if link.kind == "global"}
     jobs = sorted(run_dir.rglob("CongestionCanary_*/rfm_job.out"))
-    assert len(jobs) == 2
+    assert len(jobs) == 4      # two cases, two jobs each
     for out in jobs:
         info = json.loads(next(line for line in out.read_text().splitlines() if '"type":"info"' in line))
         canaries = info["nodes_canary"].split(",")

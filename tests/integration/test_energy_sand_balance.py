@@ -29,6 +29,7 @@ def sand_run(run_env_module):
         yield run
 
 
+@pytest.mark.machine("vcsand")
 def test_the_run_records_the_balance_it_had_beside_the_target(sand_run):
     run_dir, (_, cases) = sand_run
     assert all(c["result"] in ("pass", "skip") for c in cases), [c["reason"] for c in cases]
@@ -40,6 +41,7 @@ def test_the_run_records_the_balance_it_had_beside_the_target(sand_run):
     assert achieved > 0 and (abs(achieved / 0.5 - 1) <= 0.1 or balance["limited"])
 
 
+@pytest.mark.machine("vcsand")
 def test_at_the_papers_balance_compute_not_the_link_sets_the_run_time(sand_run):
     _, (perf, _) = sand_run
     def case(r, link):
@@ -96,6 +98,7 @@ def main_job_with_a_move(run_env_module):
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.mark.machine("vcluster")     # its main job runs there, then on vcsand (same worker: WORKER_OF)
 def test_the_main_job_runs_e6_on_the_inventory_shaped_like_its_machine(main_job_with_a_move):
     stdout, results, claims = main_job_with_a_move
     assert f"energy needs a system shaped like {MACHINE}; it runs on inventory vcluster-sand" in stdout, stdout
