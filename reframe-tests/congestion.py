@@ -13,6 +13,7 @@ from reframe.core.builtins import fixture, parameter, performance_function, run_
 
 from crosstalk.models.congestion import CANARIES, IMPACTS, impact
 from crosstalk.models.congestion_layout import CONGESTORS, Fabric, canary_count, congestion_seed, shuffled
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from crosstalk.vcluster.topology import build as build_topology
@@ -44,8 +45,8 @@ class Shaped(LinkControl):
         return self._fabric_nodes
 
     def shape_fabric(self, nodes, rate=None):
-        self.skip_if(bool(self.current_partition.extras.get("link_hook")),
-                     "link shaping through a site hook: node names for it are not in the inventory")
+        self.skip_if(bool(self.current_partition.extras.get("link_hook")), platform_reason(
+                     "link shaping through a site hook: node names for it are not in the inventory"))
         rate = str(rate or self.setting("link_rate"))
         self.shaped_nodes = self.fabric_nodes(nodes)
         self.shape_links(self.shaped_nodes, rate=rate)
@@ -173,16 +174,15 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             self.layout = "nodes"
             gnodes = self.hosts
         need = canary_count(fraction, gnodes) + 2 * len(kinds)
-        self.skip_if(gnodes < need,
+        self.skip_if(gnodes < need, platform_reason(
                      f"congestors={self.congestors} needs {need} GPCNeT nodes (>= 2 canary nodes and >= 2 "
-                     f"per congestor); layout {self.layout} gives {gnodes}")
+                     f"per congestor); layout {self.layout} gives {gnodes}"))
         self.num_tasks = gnodes * ppn
         if self.layout != "one-host":
             self.num_tasks_per_node = per_host * ppn
             cores = self.current_partition.processor.num_cpus
-            self.skip_if(launcher_kind(self) == "srun" and self.num_tasks_per_node > cores,
-                         f"{self.num_tasks_per_node} ranks per host > {cores} "
-                         f"cores: Slurm would not place them")
+            self.skip_if(launcher_kind(self) == "srun" and self.num_tasks_per_node > cores, platform_reason(
+                         f"{self.num_tasks_per_node} ranks per host > {cores} cores: Slurm would not place them"))
         seed = int(self.setting("seed"))
         if self.layout in ("shared-links", "fabric"):
             # The spec's seed, or the next one whose congestors fill a link the canaries' traffic
@@ -199,8 +199,9 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
                             injection_bps=parse_rate(str(self.setting("congestor_injection"))))
             host_of = (lambda v: v) if self.layout == "fabric" else (lambda v: v % self.hosts)
             seed = congestion_seed(seed, gnodes, host_of, fraction, kinds, fabric)
-            self.skip_if(seed is None, f"no layout puts a link the congestors fill on the canaries' routes "
-                                       f"({self.hosts} hosts, {self.topology}, host links at {format_rate(shaped)})")
+            self.skip_if(seed is None, platform_reason(
+                f"no layout puts a link the congestors fill on the canaries' routes "
+                f"({self.hosts} hosts, {self.topology}, host links at {format_rate(shaped)})"))
             if self.layout == "fabric":
                 self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")
@@ -278,8 +279,9 @@ class CongestionGpcnet(CanaryMetrics, CongestionBase):
     def configure(self):
         _, why = installed_app(self, "network_load_test")
         self.skip_if(why is not None, f"GPCNeT: {why}")
-        self.skip_if(self.hosts < 10, f"network_load_test needs >= 10 nodes (2 canary, 2 per congestor); "
-                                      f"{self.current_partition.fullname} has {self.hosts}")
+        self.skip_if(self.hosts < 10, platform_reason(
+            f"network_load_test needs >= 10 nodes (2 canary, 2 per congestor); "
+            f"{self.current_partition.fullname} has {self.hosts}"))
         ppn = self.pport_value()
         self.num_tasks = self.hosts * ppn
         self.num_tasks_per_node = ppn
@@ -312,7 +314,8 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
         ranks = int(self.setting("victim_ranks"))
         self.num_tasks = ranks
         if self.hosts > 1:
-            self.skip_if(self.hosts < ranks + 1, f"the victim needs {ranks} nodes and the incast one more")
+            self.skip_if(self.hosts < ranks + 1,
+                         platform_reason(f"the victim needs {ranks} nodes and the incast one more"))
             self.num_tasks_per_node = 1
             if launcher_kind(self) == "srun":
                 self.num_tasks = self.hosts      # the job holds every node (the incast spans them)

@@ -10,6 +10,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from xtlib.apps import installed_app
 from xtlib.build import BenchBuild
@@ -53,8 +54,8 @@ class CoreBandwidth(_TwoNodes):
         nodes = self.spread(2)
         if nodes < 2:
             # One node: both ranks on one core would measure the scheduler, not the network.
-            self.skip_if(True, f"{self.current_partition.fullname} has one node; the per-core "
-                               f"bandwidth needs the two ranks on two nodes")
+            self.skip_if(True, platform_reason(f"{self.current_partition.fullname} has one node; the per-core "
+                                               f"bandwidth needs the two ranks on two nodes"))
         self.executable = os.path.join(self.bench.bin_dir, "xt-impactb")
         self.executable_opts = ["--msg-size", str(self.setting("bw_msg_size")), "--interval", "0",
                                 "--count", str(self.setting("bw_count")), "--no-samples"]

@@ -5,6 +5,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function
 
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
 from xtlib.apps import installed_app
@@ -47,12 +48,12 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         # Table 6.1 varies the CPU frequency at full bandwidth; Table 6.2 the bandwidth at full speed.
         self.skip_if(self.cpu_freq != "default" and self.link != "4X",
                      "CPU frequency is swept at full bandwidth (4X) only, as in Table 6.1")
-        self.skip_if(self.cpu_freq != "default" and not caps.get("cpufreq"),
+        self.skip_if(self.cpu_freq != "default" and not caps.get("cpufreq"), platform_reason(
                      f"{part.fullname} cannot set the CPU frequency (capabilities.cpufreq is false: "
-                     f"no /sys/devices/system/cpu/*/cpufreq); Table 6.1 cases need it")
-        self.skip_if(self.cpu_freq != "default" and launcher_kind(self) != "srun",
+                     f"no /sys/devices/system/cpu/*/cpufreq); Table 6.1 cases need it"))
+        self.skip_if(self.cpu_freq != "default" and launcher_kind(self) != "srun", platform_reason(
                      f"{part.fullname} launches with {part.launcher_type.registered_name}: crosstalk sets "
-                     f"the frequency through Slurm's --cpu-freq only")
+                     f"the frequency through Slurm's --cpu-freq only"))
         nodes = partition_nodes(self, self.setting("nodes"))
         ranks = int(self.setting("ranks"))
         self.num_tasks = ranks
@@ -64,7 +65,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         if self.cpu_freq != "default":
             self.job.launcher.options += [f"--cpu-freq={self.cpu_freq}"]
         if caps.get("link_control"):
-            self.skip_if(nodes < 2, "link cases need the job on two or more nodes")
+            self.skip_if(nodes < 2, platform_reason("link cases need the job on two or more nodes"))
             names, why = job_nodes(self, nodes)
             self.skip_if(names is None, why)
             self.link_nodes = names
@@ -72,9 +73,9 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
             self.shape_links(names, **self.link_option(self.link))
             self.wider = WIDER.get(self.link)
         else:
-            self.skip_if(self.link != "4X",
+            self.skip_if(self.link != "4X", platform_reason(
                          f"{part.fullname} cannot change link width or rate (no virtual cluster, "
-                         f"no extras.link_hook)")
+                         f"no extras.link_hook)"))
         self.executable_opts = self.lammps_opts(rounds=2 * self.rounds if self.wider else self.rounds,
                                                 before_run=BETWEEN_RUNS if self.wider else None)
         self.measure_energy(nodes, BW_FRACTION[self.link], self.setting("model_cpu_w"),
@@ -97,7 +98,8 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         """``{"width": ...}`` or ``{"rate": ...}`` that sets a node's link for the case ``link``."""
         if link == "inj8" or self.setting("link_nominal_rate"):
             nominal = self.nominal_rate()
-            self.skip_if(not nominal, f"{self.current_partition.fullname}: no nominal link_rate for the {link} case")
+            self.skip_if(not nominal, platform_reason(
+                f"{self.current_partition.fullname}: no nominal link_rate for the {link} case"))
             return {"rate": format_rate(int(parse_rate(nominal) * BW_FRACTION[link]))}
         return {"width": link}
 

@@ -3,6 +3,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
@@ -28,7 +29,7 @@ class NimcStream(XtExperiment, Injection, StreamStep, rfm.RunOnlyRegressionTest)
     def configure(self):
         ncores = self.current_partition.processor.num_cpus
         threads = ncores if self.cores == "all" else ncores - 1
-        self.skip_if(threads < 1, f"cannot reserve a core on a {ncores}-core node")
+        self.skip_if(threads < 1, platform_reason(f"cannot reserve a core on a {ncores}-core node"))
         if self.injection != "off":
             # Triad alone and under injection in each round of the job (order alternating): paired seconds apart.
             self.alternate_with_load(self.setting("rounds"))

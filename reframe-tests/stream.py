@@ -2,6 +2,7 @@
 import reframe as rfm
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
@@ -23,8 +24,8 @@ class StreamTriad(XtExperiment, StreamStep, rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def configure(self):
-        self.skip_if(self.threads > self.current_partition.processor.num_cpus,
-                     f"{self.threads} threads > {self.current_partition.processor.num_cpus} cores")
+        self.skip_if(self.threads > self.current_partition.processor.num_cpus, platform_reason(
+                     f"{self.threads} threads > {self.current_partition.processor.num_cpus} cores"))
         # More than one thread: one thread too, in turn in every round (stream-threads-saturate)
         self.run_xt_stream(self.threads, also=(1,) if self.threads > 1 else ())
         if self.threads == 1:

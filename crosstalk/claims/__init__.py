@@ -8,7 +8,8 @@ parameter's values: each neighbouring pair judged as a ratio) or a ``fit`` (a na
 :mod:`crosstalk.claims.fits`, inside ``band``); ``group_by`` judges it for every combination of
 those parameters (the claim holds where every group does) and a list of metrics judges each one.
 A claim's ``where:`` names the platforms it is about (crosstalk.site.systemfacts); elsewhere it is
-*not applicable*, with the reason.
+*not applicable*, with the reason; so is a claim whose cases the platform's tests skipped as cases
+it cannot hold (crosstalk.skips: too few nodes for the layout, no link control).
 """
 import copy
 import itertools
@@ -20,6 +21,7 @@ from crosstalk.claims.judge import Missing, Separate, confidence_for, effects, f
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
 from crosstalk.site.systemfacts import decode as decode_facts, unmet
+from crosstalk.skips import is_platform
 from crosstalk.specs import all_specs, load_spec
 
 #: Order of the overall verdicts: the first that any group has wins.
@@ -146,6 +148,25 @@ def _not_run_reason(cases, missing):
     return str(missing)
 
 
+def _unfit(cases, missing):
+    """Why this platform cannot hold an operand's cases, or None: every case of its selection
+    that the platform's runs have (the values they sweep; a value no profile run here swept is
+    judged by the rest of the selection) was skipped as a case the platform cannot hold
+    (crosstalk.skips), in each environment the experiment ran in."""
+    rows = cases[cases["experiment"] == missing.experiment]
+    ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
+    if ran_in:
+        rows = rows[rows["environ"].isin(ran_in)]
+    measured = distinct_params(rows).values()
+    swept = {k: v for k, v in missing.select.items()
+             if not str(v).startswith("@") and any(str(p.get(k)) == str(v) for p in measured)}
+    rows = matching(rows, swept)
+    if rows.empty or not (rows["result"] == "skip").all() or not rows["reason"].map(is_platform).all():
+        return None
+    reason, _ = Counter(rows["reason"]).most_common(1)[0]
+    return f"{missing.experiment} {describe(swept)} {reason}"
+
+
 def _judge_group(test, table, experiment, select, trace=False):
     """One group's verdict (a dict; raises Missing); ``trace`` adds the cases it read and the
     samples one more copy of them adds (crosstalk.claims.plan)."""
@@ -180,7 +201,9 @@ def judge_claim(spec, claim, table, cases, facts=None, trace=False):
                 try:
                     groups.append({"group": label, **_judge_group(step_test, table, spec.name, select, trace)})
                 except Missing as missing:
-                    groups.append({"group": label, "verdict": "not run", "reason": _not_run_reason(cases, missing)})
+                    unfit = _unfit(cases, missing)
+                    groups.append({"group": label, "verdict": "not applicable" if unfit else "not run",
+                                   "reason": unfit or _not_run_reason(cases, missing)})
     overall = next(v for v in _PRECEDENCE if any(g["verdict"] == v for g in groups))
     return {"verdict": overall, "groups": groups,
             "note": balance_note(claim, table, facts, spec.data.get("like"), spec.name)}

@@ -19,6 +19,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
+from crosstalk.skips import platform_reason
 from crosstalk.vcluster import format_rate
 from crosstalk.vcluster.balance import outside_node_quota
 
@@ -43,9 +44,9 @@ class LinkControl(rfm.RegressionTestPlugin):
         """Set ``nodes``' links to ``width`` (4X/2X/1X) or ``rate`` (tc notation) for this job."""
         extras = self.current_partition.extras
         self.skip_if(not extras.get("capabilities", {}).get("link_control") or
-                     not (extras.get("link_hook") or extras.get("vcluster_inventory")),
+                     not (extras.get("link_hook") or extras.get("vcluster_inventory")), platform_reason(
                      f"{self.current_partition.fullname} cannot change link width or rate "
-                     f"(no virtual cluster, no extras.link_hook)")
+                     f"(no virtual cluster, no extras.link_hook)"))
         if not hasattr(self, "_link_changes"):
             self._link_changes = []
         option = ["--width", width] if width else ["--rate", rate]

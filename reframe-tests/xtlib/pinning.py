@@ -20,6 +20,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
+from crosstalk.skips import platform_reason
 from xtlib.placement import rank_options
 
 #: Fixed script (the core list is an argument, never part of the script text).
@@ -41,7 +42,7 @@ class Pinning(rfm.RegressionTestPlugin):
         self._pin_cores = [int(c) for c in cores]
         ncpu = self.current_partition.processor.num_cpus or 0
         self.skip_if(ncpu and max(self._pin_cores) >= ncpu,
-                     f"core {max(self._pin_cores)} does not exist ({ncpu} cores per node)")
+                     platform_reason(f"core {max(self._pin_cores)} does not exist ({ncpu} cores per node)"))
 
     def place(self, policy, nodes=None):
         """``compact`` or ``scatter`` placement of ranks over the job's first ``nodes`` nodes

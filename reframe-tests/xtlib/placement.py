@@ -11,6 +11,8 @@ import os
 import re
 import subprocess
 
+from crosstalk.skips import platform_reason
+
 
 def launcher_kind(test):
     """``srun``, ``mpirun`` (mpirun, mpiexec, local) or the partition's own launcher name."""
@@ -195,12 +197,12 @@ def _job_nodes(test, count):
         # names sort with their numbers read as numbers (sinfo may list n10 before n2)
         names = sorted(dict.fromkeys(out.stdout.split()), key=_natural)
         if len(names) < count:
-            return None, f"sinfo lists {len(names)} nodes in the partition, {count} needed"
+            return None, platform_reason(f"sinfo lists {len(names)} nodes in the partition, {count} needed")
         test.job.options += [f"--nodelist={','.join(names[:count])}", f"--nodes={count}"]
         return names[:count], None
     names, reason = mpirun_hosts(test)
     if names is None:
         return None, reason
     if len(names) < count:
-        return None, f"the mpirun hostfile lists {len(names)} nodes, {count} needed"
+        return None, platform_reason(f"the mpirun hostfile lists {len(names)} nodes, {count} needed")
     return names[:count], None

@@ -261,3 +261,37 @@ def test_a_not_run_reason_comes_from_an_environment_the_experiment_ran_in():
     out = judge_claim(spec, claim_, Table(perf), cases)
     assert out["verdict"] == "not run"
     assert out["groups"][0]["reason"] == "energy {link=4X, cpu_freq=low} skipped: no cpufreq on this node"
+
+
+def _gpcnet_claim_on_a_small_star(skip_reason):
+    """gpcnet-ci-grows-with-pport (congestors=all at pport N against 1) where the quick profile ran
+    p2p_incast and skipped congestors=all at pport 1 for ``skip_reason``; pport N was not swept."""
+    from crosstalk.claims import judge_claim
+    from crosstalk.specs import load_spec
+    spec = load_spec("congestion")
+    claim_ = next(c for c in spec.data["claims"] if c["id"] == "gpcnet-ci-grows-with-pport")
+    cases = pd.DataFrame([
+        {"experiment": "congestion", "environ": "ompi", "params": json.dumps({"congestors": kind, "pport": "1"}),
+         "result": result, "reason": reason}
+        for kind, result, reason in (("p2p_incast", "pass", None), ("all", "skip", skip_reason))])
+    perf = pd.DataFrame([{"experiment": "congestion", "metric": "ci_lat_avg", "value": 2.0, "unit": "x", "case": "c",
+                          "params": json.dumps({"congestors": "p2p_incast", "pport": "1"}), "run_id": "r",
+                          "partition": "p", "environ": "ompi", "repeat": 0, "sample": 0, "round": 0}])
+    return judge_claim(spec, claim_, Table(perf), cases)
+
+
+def test_a_claim_whose_cases_the_platform_cannot_hold_is_not_applicable():
+    """All four congestors at once need more GPCNeT nodes than a 4-node star has: the test skipped
+    them as a case the platform cannot hold, so no profile would run them here (the pport the
+    claim also needs was not swept either: the skip of the rest of its selection decides)."""
+    from crosstalk.skips import platform_reason
+    out = _gpcnet_claim_on_a_small_star(platform_reason("congestors=all needs 10 GPCNeT nodes; layout gives 8"))
+    assert out["verdict"] == "not applicable", out
+    assert out["groups"][0]["reason"] == ("congestion {congestors=all} does not fit this platform: "
+                                          "congestors=all needs 10 GPCNeT nodes; layout gives 8")
+
+
+def test_a_claim_whose_cases_were_skipped_for_another_reason_is_not_run():
+    """A program not installed could be installed: the claim is not run, as before."""
+    out = _gpcnet_claim_on_a_small_star("GPCNeT: network_load_test is not installed here")
+    assert out["verdict"] == "not run", out
