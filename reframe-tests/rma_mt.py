@@ -10,6 +10,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function
 
+from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from xtlib.build import BenchBuild
 from xtlib.experiment import XtExperiment
@@ -21,7 +22,7 @@ SPEC = load_spec("rma-mt")
 #: Per-case values: (metric, stat, the size it is read at, unit).
 VALUES = {"bandwidth": ("avg", max, "MiB/s"), "message_rate": ("avg", min, "msgs/s"), "latency": ("median", min, "us")}
 #: The baselines each case reports beside its own values, where it measures them.
-BASELINES = ("bandwidth_one_thread", "latency_one_thread", "latency_lock")
+BASELINES = ("bandwidth_one_thread", "message_rate_one_thread", "latency_one_thread", "latency_lock")
 #: Active-target modes measured against passive lock in the same process (the claims' baseline).
 ACTIVE_TARGET = ("fence", "pscw")
 BASELINE_SYNC = "lock"
@@ -54,7 +55,7 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
     @run_after("setup")
     def configure(self):
         cores = self.current_partition.processor.num_cpus
-        self.skip_if(self.threads > cores, f"{self.threads} threads > {cores} cores")
+        self.skip_if(self.threads > cores, platform_reason(f"{self.threads} threads > {cores} cores"))
         if partition_nodes(self) < 2:
             self.num_tasks_per_node = 2   # one node: origin and target share it
         self.executable = os.path.join(self.bench.bin_dir, "xt-rmamt")

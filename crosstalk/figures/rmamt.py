@@ -1,6 +1,30 @@
 """RMA-MT, Groves 2017 §2.1 (spec: rma-mt)."""
+import pandas as pd
+
 from crosstalk.analysis.ingest import NO_ENVIRON
-from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.figures import SERIES, experiment_cases, figure, no_data, plt, read_paper_csv
+
+#: A case of T > 1 threads measures one thread too, in turn in the same process: its baselines.
+ONE_THREAD = {"bandwidth": "bandwidth_one_thread", "message_rate": "message_rate_one_thread",
+              "latency": "latency_one_thread"}
+
+
+def rmamt_cases(perf, systems):
+    """The RMA-MT cases, with a one-thread point from the one-thread baselines of the cases of more
+    threads wherever a series has no one-thread case of its own (the quick profile runs none: every
+    case measures it)."""
+    cases = experiment_cases(perf, "rma-mt", systems)
+    if cases.empty:
+        return cases
+    series = [*SERIES, "op", "sync"]
+    key = cases[series].astype(str).agg("|".join, axis=1)
+    own = set(key[cases["threads"] == 1])
+    measured = {m: col for m, col in ONE_THREAD.items() if col in cases}
+    donors = cases[(cases["threads"] > 1) & ~key.isin(own)]
+    if donors.empty or not measured:
+        return cases
+    ones = donors.assign(threads=1, **{m: donors.get(col) for m, col in ONE_THREAD.items()})
+    return pd.concat([cases, ones.dropna(subset=list(measured), how="all")], ignore_index=True)
 
 
 @figure("rmamt_threads")
@@ -8,7 +32,7 @@ def rmamt_threads(perf, systems):
     """RMA-MT bandwidth (largest size) and latency (smallest size) by threads, per synchronisation."""
     paper, citation = read_paper_csv("groves2017_rmamt_openmpi.csv")
     fig, (ax_bw, ax_lat) = plt.subplots(1, 2, figsize=(12, 4.5))
-    cases = experiment_cases(perf, "rma-mt", systems)
+    cases = rmamt_cases(perf, systems)
     if cases.empty:
         no_data(ax_bw, "RMA-MT")
         no_data(ax_lat, "RMA-MT")
@@ -47,7 +71,7 @@ def rmamt_mpis(perf, systems):
     """The same RMA-MT cases under each MPI implementation a system offers (its environments),
     per operation and synchronisation, with each implementation's failed cases counted."""
     paper, citation = read_paper_csv("groves2017_rmamt_openmpi.csv")
-    cases = experiment_cases(perf, "rma-mt", systems)
+    cases = rmamt_cases(perf, systems)
     ops = sorted(cases["op"].unique()) if not cases.empty else ["put"]
     fig, axes = plt.subplots(len(ops), len(MPI_PANELS), figsize=(14, 3.6 * len(ops)), squeeze=False)
     if cases.empty:

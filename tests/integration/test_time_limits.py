@@ -41,7 +41,7 @@ def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):
         proc = subprocess.run(
             [venv_tool("crosstalk"), "run", "--system", "vcluster", "--specs", str(work / "specs"),
              "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad",
-             "-n", "RmaMt%op=put%sync=lock%threads=1"],
+             "-n", "RmaMt%op=put%sync=lock%threads=2"],
             env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
         (run_dir,) = (work / "results" / "vcluster" / "runs").iterdir()

@@ -20,7 +20,7 @@ def job_scripts(tmp_path_factory):
     env = {**os.environ, "CROSSTALK_RUN_DIR": str(work / "run"), "CROSSTALK_STAGE_DIR": str(work / "stage")}
     proc = subprocess.run([venv_tool("reframe"), "-C", str(config), "--system", "example-slurm:debug",
                            "-c", str(REPO / "reframe-tests" / "rma_mt.py"),
-                           "-n", "RmaMt%op=put%sync=fence%threads=1", "--dry-run"],
+                           "-n", "RmaMt%op=put%sync=fence%threads=2", "--dry-run"],
                           capture_output=True, text=True, env=env, cwd=work, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return {p.parent.parent.name: p.read_text() for p in (work / "stage").rglob("RmaMt_*/rfm_job.sh")}
