@@ -88,6 +88,19 @@ def nimc_throttling(perf, systems):
                  f"least-squares fits (modelled). {fits}. Paper: {citation}.")
 
 
+def app_slowdown(part):
+    """(slowdown, time alone, time under injection) of one application's cases: the median of each
+    round's ratio to its run alone in the same job (``time_s_alone``, the claims' pairing); a run
+    without those (recorded before they were) divides the medians of the off and max cases."""
+    loaded = part[part["injection"].astype(str) == "max"]
+    if "time_s_alone" in loaded and loaded["time_s_alone"].notna().any():
+        pairs = loaded.dropna(subset=["time_s", "time_s_alone"])
+        return ((pairs["time_s"] / pairs["time_s_alone"]).median(), pairs["time_s_alone"].median(),
+                pairs["time_s"].median())
+    alone = part[part["injection"].astype(str) == "off"]["time_s"].median()
+    return loaded["time_s"].median() / alone, alone, loaded["time_s"].median()
+
+
 @figure("nimc_table2_5")
 def nimc_table2_5(perf, systems):
     """Application slowdown under unpaced injection, beside Groves 2017 Table 2.5."""
@@ -103,11 +116,10 @@ def nimc_table2_5(perf, systems):
         for (target, app), part in cases.groupby(["target", "app"]):
             if app == "hpccg" and set(zip(part["run_id"], part["case"])) & set(zip(method["run_id"], method["case"])):
                 app = "HPCCG's method (xt-hpccg)"
-            alone = part[part["injection"].astype(str) == "off"]["time_s"].median()
-            loaded = part[part["injection"].astype(str) == "max"]["time_s"].median()
-            if alone == alone and loaded == loaded:
+            slowdown, alone, loaded = app_slowdown(part)
+            if slowdown == slowdown:
                 names.append(f"{app if app.startswith('HPCCG') else app.upper()} ({target})")
-                values.append(loaded / alone)
+                values.append(slowdown)
                 colors.append("#d9480f")
                 notes.append(f"{app} on {target}: {alone:.2f} s -> {loaded:.2f} s")
     ax.bar(names, values, color=colors)
@@ -118,4 +130,5 @@ def nimc_table2_5(perf, systems):
     fig.tight_layout()
     measured = "; ".join(notes) if notes else "no local application runs yet"
     return fig, (f"Time to solution with unpaced 64 KiB write injection into the first node over the time "
-                 f"without. Measured: {measured}. Paper: {citation}.")
+                 f"without, run in turn in the same job (the median of each round's ratio). Measured: "
+                 f"{measured}. Paper: {citation}.")

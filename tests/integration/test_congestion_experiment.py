@@ -154,16 +154,15 @@ def test_victim_slower_under_incast(congestion_run):
     if shutil.which("lmp") is None:
         assert all(c["result"] == "skip" for c in cases if c["test"] == "CongestionVictim")
         pytest.skip("lmp (LAMMPS) is not installed")
-    off = _samples(perf, "victim_time_s", "CongestionVictim", victim_load="off")
     incast = _samples(perf, "victim_time_s", "CongestionVictim", victim_load="incast")
     alone = _samples(perf, "victim_time_s_alone", "CongestionVictim", victim_load="incast")
-    # a row per round: the off job runs LAMMPS that many times, the incast job alone then under it
-    assert len(off) == len(incast) == len(alone) == 3 * VICTIM_ROUNDS
+    # a row per round: the incast job runs LAMMPS alone, then under the incast, in each round (the
+    # quick profile has no job without the incast: it would repeat the runs alone)
+    assert len(incast) == len(alone) == 3 * VICTIM_ROUNDS
     # The incast fills the shaped ingress link of the victim's first node, which its halo exchange
     # crosses: slower than alone seconds before in the same job (1.8-1.9 s against 1.3 s measured;
-    # the median of nine paired rounds, not one pair), and than the job without the incast.
+    # the median of the paired rounds, not one pair).
     assert statistics.median(incast) > statistics.median(alone), (alone, incast)
-    assert statistics.median(incast) > statistics.median(off), (off, incast)
     assert all(v > 0 for v in _samples(perf, "load_bw", "CongestionVictim", victim_load="incast"))
 
 
