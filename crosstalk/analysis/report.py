@@ -146,6 +146,7 @@ def claim_tables(perf, cases, labels, runs=()):
     from crosstalk.claims.present import (
         citation as claim_citation,
         decided_text,
+        main_job_text,
         open_question,
         paper_text,
         summary,
@@ -170,7 +171,8 @@ def claim_tables(perf, cases, labels, runs=()):
                   for v in verdicts if v["origin"] == "user" and v["verdict"] == "inconclusive"]
     return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS,
             "decided": {p: decided_text(totals[p], unmeasured([v for v in verdicts if v["platform"] == p]))
-                        for p in platforms}, "open": still_open}
+                        for p in platforms},
+            "main_job": {p: main_job_text(verdicts, p) for p in platforms}, "open": still_open}
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,

@@ -187,10 +187,11 @@ def _judge_group(test, table, experiment, select, trace=False):
 def judge_claim(spec, claim, table, cases, facts=None, trace=False):
     """The verdict of one claim on one platform (its :class:`Table`, cases and facts): a dict
     with the groups' verdicts."""
-    outside = unmet(claim.get("where", {}), facts or {}) or moved_elsewhere(spec, facts or {})
+    excluded = unmet(claim.get("where", {}), facts or {})
+    outside = excluded or moved_elsewhere(spec, facts or {})
     if outside:
         return {"verdict": "not applicable", "groups": [{"group": "", "verdict": "not applicable", "reason": outside}],
-                "note": None}
+                "note": None, "judged_on": None if excluded else moved_to(spec, facts)}
     groups = []
     exp_rows = table.experiment(spec.name)
     for metric, test in _metric_variants(claim["test"]):
@@ -209,13 +210,20 @@ def judge_claim(spec, claim, table, cases, facts=None, trace=False):
             "note": balance_note(claim, table, facts, spec.data.get("like"), spec.name)}
 
 
+def moved_to(spec, facts):
+    """The system the platform's main job ran ``spec``'s experiment on, shaped like the machine it
+    needs (crosstalk.run.balanced), or None."""
+    move = ((facts or {}).get("moved") or {}).get(spec.name) or {}
+    return move["system"] if move.get("system") and not move.get("error") else None
+
+
 def moved_elsewhere(spec, facts):
-    """Where the platform's main job ran ``spec``'s experiment on a system shaped like the machine it
-    needs (crosstalk.run.balanced): that its claims are judged there; else None."""
-    move = (facts.get("moved") or {}).get(spec.name) or {}
-    if not move.get("system") or move.get("error"):
+    """That ``spec``'s claims are judged where the platform's main job moved its experiment; else None."""
+    system = moved_to(spec, facts)
+    if system is None:
         return None
-    return (f"judged on {move['system']}: the main job ran {spec.name} there, shaped like {move['like']}, "
+    move = facts["moved"][spec.name]
+    return (f"judged on {system}: the main job ran {spec.name} there, shaped like {move['like']}, "
             f"the balance it needs (run {move.get('run_id')})")
 
 

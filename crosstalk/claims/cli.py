@@ -25,7 +25,7 @@ def _collect(systems, examples):
 
 def print_verdicts(verdicts, out=sys.stdout):
     from crosstalk.claims import counts
-    from crosstalk.claims.present import citation, decided_text, paper_text, summary, unmeasured, why
+    from crosstalk.claims.present import citation, decided_text, main_job_text, paper_text, summary, unmeasured, why
     platform = None
     for row in verdicts:
         if row["platform"] != platform:
@@ -34,6 +34,8 @@ def print_verdicts(verdicts, out=sys.stdout):
             c = counts(mine)
             print(f"\n{platform}  {row['host_label']}\n  " + ", ".join(f"{n} {v}" for v, n in c.items()) +
                   f"; {decided_text(c, unmeasured(mine))}", file=out)
+            if main_job_text(verdicts, platform):
+                print(f"  main job, {main_job_text(verdicts, platform)}", file=out)
         print(f"  {row['verdict'].upper():<13} {row['id']} ({citation(row)})", file=out)
         print(f"      claim: {row['claim']}", file=out)
         print(f"      paper: {paper_text(row)}", file=out)

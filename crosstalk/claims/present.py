@@ -79,6 +79,30 @@ def decided_text(totals, unmeasured=0):
     return f"{decided} of {applicable} applicable claims decided{share}{apart}"
 
 
+def with_moves(verdicts, platform):
+    """``platform``'s verdicts, where its main job judged a claim on another system (its experiment
+    moved there for the balance it needs) that system's verdict instead (of the same origin)."""
+    def there(v):
+        return next((w for w in verdicts if w["id"] == v["id"] and w["system"] == v.get("judged_on")
+                     and w["origin"] == v["origin"]), v)
+    return [there(v) for v in verdicts if v["platform"] == platform]
+
+
+def main_job_text(verdicts, platform):
+    """The platform's headline with the claims its main job judged elsewhere counted where they were
+    judged: "with energy judged on vcsand: 21 of 27 applicable claims decided (78%)"; None where it
+    moved none."""
+    moved = [v for v in verdicts if v["platform"] == platform and v.get("judged_on")]
+    if not moved:
+        return None
+    combined = with_moves(verdicts, platform)
+    totals = {}
+    for v in combined:
+        totals[v["verdict"]] = totals.get(v["verdict"], 0) + 1
+    where = ", ".join(sorted({f"{v['experiment']} judged on {v['judged_on']}" for v in moved}))
+    return f"with {where}: {decided_text(totals, unmeasured(combined))}"
+
+
 def unmeasured(verdicts):
     """How many of a platform's verdicts are "not run" because their experiment never ran there."""
     return sum(1 for v in verdicts if v["verdict"] == "not run" and not v.get("measured", True))

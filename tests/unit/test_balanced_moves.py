@@ -14,7 +14,7 @@ from crosstalk.analysis.ingest import PERF_COLUMNS
 from crosstalk.claims import judge_claim, platform_facts
 from crosstalk.claims.balance import needed_balance
 from crosstalk.claims.operands import Table
-from crosstalk.claims.present import decided_text, unmeasured
+from crosstalk.claims.present import decided_text, main_job_text, unmeasured
 from crosstalk.site.systemfacts import encode, moved_of
 from crosstalk.specs import all_specs, load_spec
 
@@ -72,7 +72,7 @@ def test_the_claims_of_a_moved_experiment_are_judged_on_the_other_system():
     facts = platform_facts(cases)
     out = judge_claim(spec, claim, Table(pd.DataFrame(columns=PERF_COLUMNS)),
                       cases, facts)
-    assert out["verdict"] == "not applicable"
+    assert out["verdict"] == "not applicable" and out["judged_on"] == "vcsand"
     assert out["groups"][0]["reason"].startswith("judged on vcsand: the main job ran energy there, shaped like "
                                                  f"{ENERGY_LIKE}"), out
     assert platform_facts(_cases(("R3", moved), ("R4", None)))["moved"] is None
@@ -93,3 +93,19 @@ def test_the_headline_counts_apart_the_claims_of_experiments_that_never_ran_here
     assert decided_text(totals, unmeasured(verdicts)) == \
         "1 of 2 applicable claims decided (50%); 1 more whose experiments did not run here"
     assert decided_text(totals) == "1 of 3 applicable claims decided (33%)"
+
+
+def test_the_main_job_headline_counts_each_moved_claim_where_it_was_judged():
+    """vcluster judged two claims and moved energy's two to vcsand (one decided there); vcsand's
+    other claims never ran there. The main job: 2 of 4 decided here and there together."""
+    def row(platform, system, claim, verdict, **extra):
+        return {"platform": platform, "system": system, "origin": "user", "id": claim, "experiment": claim[:1],
+                "verdict": verdict, "measured": True, **extra}
+    verdicts = [row("vc@1", "vcluster", "a1", "reproduced"), row("vc@1", "vcluster", "a2", "inconclusive"),
+                row("vc@1", "vcluster", "e1", "not applicable", judged_on="vcsand"),
+                row("vc@1", "vcluster", "e2", "not applicable", judged_on="vcsand"),
+                row("sand@2", "vcsand", "a1", "not run", measured=False),
+                row("sand@2", "vcsand", "a2", "not run", measured=False),
+                row("sand@2", "vcsand", "e1", "contradicted"), row("sand@2", "vcsand", "e2", "inconclusive")]
+    assert main_job_text(verdicts, "vc@1") == "with e judged on vcsand: 2 of 4 applicable claims decided (50%)"
+    assert main_job_text(verdicts, "sand@2") is None          # it moved nothing
