@@ -107,12 +107,26 @@ def _groups(test, rows):
     return [{**base, **dict(zip(by, combo))} for combo in sorted(found)] or [base]
 
 
+def _swept(rows, select):
+    """The values of ``select`` some case of ``rows`` has (an ``@max``-style choice left out)."""
+    measured = distinct_params(rows).values()
+    return {k: v for k, v in select.items()
+            if not str(v).startswith("@") and any(str(p.get(k)) == str(v) for p in measured)}
+
+
+def _where_it_ran(rows):
+    """An experiment's case rows in the environments it ran in (all of them if it ran in none): an
+    environment it skips whole ("runs under gnu-openmpi only") explains no missing value."""
+    ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
+    return rows[rows["environ"].isin(ran_in)] if ran_in else rows
+
+
 def _unswept(cases, missing):
     """"no case here has pport=N (the full profile sweeps it)" when no case has a selected value."""
     params = load_spec(missing.experiment).data["profiles"]
-    measured = distinct_params(cases).values()
+    swept = _swept(cases, missing.select)
     for name, wanted in missing.select.items():
-        if str(wanted).startswith("@") or any(str(p.get(name)) == str(wanted) for p in measured):
+        if str(wanted).startswith("@") or name in swept:
             continue
         sweeps = [prof for prof, data in params.items()
                   if str(wanted) in map(str, data["parameters"].get(name, []))]
@@ -132,13 +146,8 @@ def _not_run_reason(cases, missing):
     unswept = _unswept(rows, missing)
     if unswept:
         return unswept
-    ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
-    rows = matching(rows, {k: v for k, v in missing.select.items() if not str(v).startswith("@")})
+    rows = matching(_where_it_ran(rows), {k: v for k, v in missing.select.items() if not str(v).startswith("@")})
     skipped = rows[rows["result"] == "skip"]
-    # Where the experiment ran, only its skips there explain a missing value ("no cpufreq"), not
-    # those of an environment it skips whole ("runs under gnu-openmpi only").
-    if ran_in:
-        skipped = skipped[skipped["environ"].isin(ran_in)]
     if not skipped.empty:
         reason, _ = Counter(skipped["reason"].fillna("skipped")).most_common(1)[0]
         return f"{missing.experiment} {describe(missing.select)} skipped: {reason}"
@@ -153,13 +162,8 @@ def _unfit(cases, missing):
     that the platform's runs have (the values they sweep; a value no profile run here swept is
     judged by the rest of the selection) was skipped as a case the platform cannot hold
     (crosstalk.skips), in each environment the experiment ran in."""
-    rows = cases[cases["experiment"] == missing.experiment]
-    ran_in = set(rows.loc[rows["result"] != "skip", "environ"])
-    if ran_in:
-        rows = rows[rows["environ"].isin(ran_in)]
-    measured = distinct_params(rows).values()
-    swept = {k: v for k, v in missing.select.items()
-             if not str(v).startswith("@") and any(str(p.get(k)) == str(v) for p in measured)}
+    rows = _where_it_ran(cases[cases["experiment"] == missing.experiment])
+    swept = _swept(rows, missing.select)
     rows = matching(rows, swept)
     if rows.empty or not (rows["result"] == "skip").all() or not rows["reason"].map(is_platform).all():
         return None

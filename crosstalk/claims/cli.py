@@ -34,8 +34,9 @@ def print_verdicts(verdicts, out=sys.stdout):
             c = counts(mine)
             print(f"\n{platform}  {row['host_label']}\n  " + ", ".join(f"{n} {v}" for v, n in c.items()) +
                   f"; {decided_text(c, unmeasured(mine))}", file=out)
-            if main_job_text(verdicts, platform):
-                print(f"  main job, {main_job_text(verdicts, platform)}", file=out)
+            main_job = main_job_text(verdicts, platform)
+            if main_job:
+                print(f"  main job, {main_job}", file=out)
         print(f"  {row['verdict'].upper():<13} {row['id']} ({citation(row)})", file=out)
         print(f"      claim: {row['claim']}", file=out)
         print(f"      paper: {paper_text(row)}", file=out)

@@ -3,6 +3,7 @@ its interval, the paper's values, and one line per claim."""
 import math
 
 from crosstalk.bibliography import bibliography
+from crosstalk.claims import counts
 
 
 def _num(v):
@@ -96,11 +97,8 @@ def main_job_text(verdicts, platform):
     if not moved:
         return None
     combined = with_moves(verdicts, platform)
-    totals = {}
-    for v in combined:
-        totals[v["verdict"]] = totals.get(v["verdict"], 0) + 1
     where = ", ".join(sorted({f"{v['experiment']} judged on {v['judged_on']}" for v in moved}))
-    return f"with {where}: {decided_text(totals, unmeasured(combined))}"
+    return f"with {where}: {decided_text(counts(combined), unmeasured(combined))}"
 
 
 def unmeasured(verdicts):

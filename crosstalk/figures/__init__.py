@@ -84,6 +84,21 @@ def experiment_cases(perf, experiment, systems):
     return with_target(pd.concat([wide, params], axis=1))
 
 
+def in_job_ratio(loaded, metric, alone, apart, ratio=lambda value, base: value / base):
+    """(the median of each round's ``ratio(metric, alone)``, the median alone, the median of
+    ``metric``, the samples as text) of cases that ran their baseline in turn in the same job (the
+    ``alone`` column, the claims' pairing). Runs recorded before their jobs measured it compare the
+    medians of ``apart`` (the separate baseline case's values) and of ``metric`` instead."""
+    if alone in loaded and loaded[alone].notna().any():
+        pairs = loaded.dropna(subset=[metric, alone])
+        rounds = [ratio(v, b) for v, b in zip(pairs[metric], pairs[alone])]
+        return float(pd.Series(rounds).median()), pairs[alone].median(), pairs[metric].median(), \
+            f"{len(rounds)} paired rounds"
+    base, value = apart.median(), loaded[metric].median()
+    return (ratio(value, base) if base == base and value == value else float("nan")), base, value, \
+        f"{len(apart)}/{len(loaded)}"
+
+
 def draw(fig_id, perf, systems, png, svg):
     """Draw one figure to PNG and SVG; returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)

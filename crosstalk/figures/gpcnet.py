@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
+from crosstalk.figures import SERIES, figure, in_job_ratio, no_data, ordered_targets, plt, read_paper_csv, with_target
 from crosstalk.models.congestion import CANARIES, app_impact, table2_impacts
 from crosstalk.models.congestion_layout import CONGESTORS
 
@@ -153,19 +153,12 @@ def gpcnet_fig4_5(perf, systems):
 
 
 def victim_impact(part):
-    """(CI, time isolated, time congested, samples) of the victim's cases: the median of each round's
-    CI against its run alone in the same job (``victim_time_s_alone``, the claims' pairing); a run
-    without those (recorded before they were) compares the medians of the off and incast cases."""
+    """(CI, time isolated, time congested, samples) of the victim's cases: each round's CI against
+    its run alone in the same job (figures.in_job_ratio); older runs: the off case's median."""
     incast = part[part["victim_load"] == "incast"]
-    if "victim_time_s_alone" in incast and incast["victim_time_s_alone"].notna().any():
-        pairs = incast.dropna(subset=["victim_time_s", "victim_time_s_alone"])
-        rounds = [app_impact(a, c) for a, c in zip(pairs["victim_time_s_alone"], pairs["victim_time_s"])]
-        return (float(np.median(rounds)), pairs["victim_time_s_alone"].median(), pairs["victim_time_s"].median(),
-                f"{len(rounds)} paired rounds")
     off = part[part["victim_load"] == "off"]["victim_time_s"]
-    iso, con = off.median(), incast["victim_time_s"].median()
-    ci = app_impact(iso, con) if iso == iso and con == con else float("nan")
-    return ci, iso, con, f"{len(off)}/{len(incast)}"
+    return in_job_ratio(incast, "victim_time_s", "victim_time_s_alone", off,
+                        ratio=lambda congested, isolated: app_impact(isolated, congested))
 
 
 @figure("gpcnet_table3")

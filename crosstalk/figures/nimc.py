@@ -1,5 +1,5 @@
 """Network-induced memory contention, Groves 2017 §2.2 (specs: nimc-stream, nimc-apps)."""
-from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.figures import experiment_cases, figure, in_job_ratio, no_data, plt, read_paper_csv
 from crosstalk.models.throttling import fit_bandwidth_loss
 
 
@@ -89,16 +89,11 @@ def nimc_throttling(perf, systems):
 
 
 def app_slowdown(part):
-    """(slowdown, time alone, time under injection) of one application's cases: the median of each
-    round's ratio to its run alone in the same job (``time_s_alone``, the claims' pairing); a run
-    without those (recorded before they were) divides the medians of the off and max cases."""
+    """(slowdown, time alone, time under injection) of one application's cases: each round's time
+    over its run alone in the same job (figures.in_job_ratio); older runs: the off case's median."""
     loaded = part[part["injection"].astype(str) == "max"]
-    if "time_s_alone" in loaded and loaded["time_s_alone"].notna().any():
-        pairs = loaded.dropna(subset=["time_s", "time_s_alone"])
-        return ((pairs["time_s"] / pairs["time_s_alone"]).median(), pairs["time_s_alone"].median(),
-                pairs["time_s"].median())
-    alone = part[part["injection"].astype(str) == "off"]["time_s"].median()
-    return loaded["time_s"].median() / alone, alone, loaded["time_s"].median()
+    off = part[part["injection"].astype(str) == "off"]["time_s"]
+    return in_job_ratio(loaded, "time_s", "time_s_alone", off)[:3]
 
 
 @figure("nimc_table2_5")
