@@ -23,7 +23,7 @@ from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times, step_loop_time
 from xtlib.linkcontrol import LINKS_AFTER, LinkControl
 from xtlib.load import XT_STARTED, XT_STOP_SIGNAL, BackgroundLoad
-from xtlib.placement import allocate_nodes, job_nodes, launcher_kind, partition_nodes, place_ranks
+from xtlib.placement import allocate_nodes, job_nodes, partition_nodes, place_ranks, slurm_steps
 from xtlib.records import records, result_value, round_values, tool_value
 from xtlib.rounds import PairedRounds, one_round
 
@@ -181,7 +181,7 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
         if self.layout != "one-host":
             self.num_tasks_per_node = per_host * ppn
             cores = self.current_partition.processor.num_cpus
-            self.skip_if(launcher_kind(self) == "srun" and self.num_tasks_per_node > cores, platform_reason(
+            self.skip_if(slurm_steps(self) and self.num_tasks_per_node > cores, platform_reason(
                          f"{self.num_tasks_per_node} ranks per host > {cores} cores: Slurm would not place them"))
         seed = int(self.setting("seed"))
         if self.layout in ("shared-links", "fabric"):
@@ -317,7 +317,7 @@ class CongestionVictim(CongestionBase, BackgroundLoad, PairedRounds):
             self.skip_if(self.hosts < ranks + 1,
                          platform_reason(f"the victim needs {ranks} nodes and the incast one more"))
             self.num_tasks_per_node = 1
-            if launcher_kind(self) == "srun":
+            if slurm_steps(self):
                 self.num_tasks = self.hosts      # the job holds every node (the incast spans them)
         self.sourcesdir = INPUTS
         self.executable = "lmp"

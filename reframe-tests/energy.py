@@ -14,7 +14,7 @@ from xtlib.energy import Energy
 from xtlib.experiment import XtExperiment
 from xtlib.lammps import INPUTS, lammps_args, loop_times
 from xtlib.linkcontrol import LINKS_AFTER, LINKS_BEFORE, LinkControl
-from xtlib.placement import job_nodes, launcher_kind, partition_nodes
+from xtlib.placement import job_nodes, partition_nodes, slurm_steps
 from xtlib.rounds import PairedRounds, reversed_round, values_of
 
 SPEC = load_spec("energy")
@@ -51,7 +51,7 @@ class Energy62(XtExperiment, LinkControl, Energy, PairedRounds, rfm.RunOnlyRegre
         self.skip_if(self.cpu_freq != "default" and not caps.get("cpufreq"), platform_reason(
                      f"{part.fullname} cannot set the CPU frequency (capabilities.cpufreq is false: "
                      f"no /sys/devices/system/cpu/*/cpufreq); Table 6.1 cases need it"))
-        self.skip_if(self.cpu_freq != "default" and launcher_kind(self) != "srun", platform_reason(
+        self.skip_if(self.cpu_freq != "default" and not slurm_steps(self), platform_reason(
                      f"{part.fullname} launches with {part.launcher_type.registered_name}: crosstalk sets "
                      f"the frequency through Slurm's --cpu-freq only"))
         nodes = partition_nodes(self, self.setting("nodes"))

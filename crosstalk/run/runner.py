@@ -382,7 +382,7 @@ def register(subparsers):
     p.add_argument("--system", "-s", help="inventory name (default: vcluster if root, else local)")
     p.add_argument("--profile", "-p", choices=PROFILES, default="quick")
     p.add_argument("--experiments", "-e", type=lambda s: [x for x in s.split(",") if x], default=[],
-                   help="comma-separated spec names (default: all)")
+                   action="extend", help="comma-separated spec names, repeatable (default: all)")
     p.add_argument("--partition", action="append", default=[], help="restrict to a partition (repeatable)")
     p.add_argument("--gate", action="store_true",
                    help="fail on missing references and on violations (CI acceptance)")

@@ -24,7 +24,7 @@ from reframe.core.builtins import run_before, variable
 
 from crosstalk.models import energy as eq
 from xtlib.launch import step_command
-from xtlib.placement import launcher_kind
+from xtlib.placement import slurm_steps
 
 #: A fixed script (no spec value in it): one line per readable counter, then "<host> end".
 READER = (
@@ -125,7 +125,7 @@ class Energy(rfm.RegressionTestPlugin):
         if not before:
             return
         self.prerun_cmds = self.prerun_cmds + before
-        if launcher_kind(self) == "srun":      # Slurm's own energy accounting, where it has one
+        if slurm_steps(self):      # Slurm's own energy accounting, where it has one
             after = after + ['command -v sacct >/dev/null && sacct -j "$SLURM_JOB_ID" -n -P '
                              '-o JobID,JobName,ConsumedEnergyRaw > energy.sacct 2>> energy.err || true']
         self.postrun_cmds = after + self.postrun_cmds

@@ -8,7 +8,7 @@ from reframe.core.builtins import variable
 
 from xtlib.launch import ShellVar
 from xtlib.load import XT_STARTED, XT_STOP_SIGNAL, BackgroundLoad
-from xtlib.placement import allocate_nodes, launcher_kind, partition_nodes
+from xtlib.placement import allocate_nodes, partition_nodes, slurm_steps
 from xtlib.records import result_value
 
 
@@ -21,7 +21,7 @@ class Injection(BackgroundLoad):
         extras = self.current_partition.extras
         multinode = partition_nodes(self) > 1
         if extras.get("capabilities", {}).get("rdma") and extras.get("rdma_devices") and multinode \
-                and launcher_kind(self) == "srun":
+                and slurm_steps(self):
             self._add_rdma_writer(extras["rdma_devices"][0], rate, msg_size, warmup_s)
         else:
             self._add_mpi_put_injector(rate, msg_size, warmup_s, xt_bin_dir, multinode)

@@ -1,15 +1,13 @@
 """Launch commands for extra job steps (background load), in the partition's own launcher.
 
 ReFrame launches a test's main executable; experiments also start load generators in the same
-job. These commands place them the same way: mpirun fills nodes in hostfile order (so the main
-step's single rank and the load's rank 0 share the first node), srun runs overlapping steps in the
-job's allocation. Every word is shell-quoted: spec values never reach the shell unquoted.
-
-Where ranks and steps go, in each launcher's words, is xtlib.placement.
+job. These commands place them the same way (where ranks and steps go, in each launcher's words,
+is xtlib.placement) and run them in the partition's image where it has one. Every word is
+shell-quoted: spec values never reach the shell unquoted.
 """
 import shlex
 
-from xtlib.placement import launcher_kind, mpi_family, mpirun_options, site_launcher_options
+from xtlib.placement import mpi_family, step_prefix
 
 
 class ShellVar(str):
@@ -52,19 +50,9 @@ def container_image(test):
 
 
 def step_command(test, argv, tasks, nodes=1, relative_node=0, step_name=None):
-    """Shell command running ``argv`` as ``tasks`` ranks over ``nodes`` nodes, starting at the
-    job's node ``relative_node`` (0 = the node of the main step); srun steps get ``step_name``."""
-    launcher = launcher_kind(test)
-    if launcher == "mpirun":
-        if relative_node:
-            raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
-        prefix = ["mpirun", *site_launcher_options(test), "-np", str(tasks),
-                  *mpirun_options(test, "node" if nodes > 1 else None)]
-    elif launcher == "srun":
-        prefix = ["srun", *site_launcher_options(test), "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}",
-                  "--cpu-bind=none", f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
-    else:
-        raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
+    """Shell command running ``argv`` as an extra step (placement.step_prefix), in the partition's
+    image where it has one."""
+    prefix = step_prefix(test, tasks, nodes, relative_node, step_name)
     image = container_image(test)
     if image:
         binds, _ = container_mpi(test)     # the library path comes from the job's environment
@@ -88,14 +76,3 @@ def main_step_line(test, out, executable_opts=None):
                  "num_cpus_per_task"):
         setattr(test.job, name, getattr(test, name))
     return f"{test.job.launcher.run_command(test.job)} {argv} > {out} 2> {out}.err"
-
-
-def stop_command(test, pid_var, step_name, signal="TERM"):
-    """Shell command delivering ``signal`` to a background step so that it can still report: srun
-    would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled;
-    mpirun forwards the signal to its ranks."""
-    if launcher_kind(test) == "srun":
-        step = (f"$(squeue -h -s -j \"$SLURM_JOB_ID\" -o '%i %j' | "
-                f"awk '$2 == \"{step_name}\" {{print $1}}')")
-        return f"scancel --signal={signal} {step}"
-    return f"kill -{signal} ${pid_var}"

@@ -15,8 +15,8 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before
 
-from xtlib.launch import main_step_line, step_command, stop_command
-from xtlib.placement import size_main_step
+from xtlib.launch import main_step_line, step_command
+from xtlib.placement import size_main_step, stop_step
 from xtlib.records import records
 from xtlib.rounds import reversed_round, values_of
 
@@ -118,7 +118,7 @@ class BackgroundLoad(rfm.RegressionTestPlugin):
             name = load.name
             lines += [
                 f"kill -0 ${name}_pid || echo 'load {name} exited during the measurement' >> loads.failed",
-                f"{stop_command(self, f'{name}_pid', f'xtload-{name}', load.stop_signal)}; wait ${name}_pid",
+                f"{stop_step(self, f'{name}_pid', f'xtload-{name}', load.stop_signal)}; wait ${name}_pid",
             ]
         return lines
 

@@ -20,6 +20,13 @@ def launcher_kind(test):
     return "mpirun" if name in ("mpirun", "mpiexec", "local") else name
 
 
+def slurm_steps(test):
+    """Whether the job's steps are Slurm job steps (srun): then Slurm sets the CPU frequency
+    (``--cpu-freq``), accounts energy (sacct), hands out devices, and never puts more ranks on a
+    node than it has cores."""
+    return launcher_kind(test) == "srun"
+
+
 def mpi_family(test):
     """The MPI implementation of the test's environment: openmpi (the default) or mpich."""
     return test.current_environ.extras.get("mpi", "openmpi")
@@ -94,8 +101,36 @@ def size_main_step(test):
     tasks than allocated nodes gets its own size instead of one copy per allocated task."""
     nodes = getattr(test, "allocated_nodes", 0)
     tasks = test.num_tasks or 1
-    if nodes > tasks and launcher_kind(test) == "srun":
+    if nodes > tasks and slurm_steps(test):
         test.job.launcher.options += [f"--nodes={tasks}", f"--ntasks={tasks}"]
+
+
+def step_prefix(test, tasks, nodes=1, relative_node=0, step_name=None):
+    """Launcher words running an extra step as ``tasks`` ranks over ``nodes`` nodes, starting at
+    the job's node ``relative_node`` (0 = the node of the main step): mpirun fills nodes in
+    hostfile order from the first; srun runs overlapping steps in the job's allocation, named
+    ``step_name``."""
+    launcher = launcher_kind(test)
+    if launcher == "mpirun":
+        if relative_node:
+            raise ValueError("mpirun places steps from the first node; use srun for relative nodes")
+        return ["mpirun", *site_launcher_options(test), "-np", str(tasks),
+                *mpirun_options(test, "node" if nodes > 1 else None)]
+    if launcher == "srun":
+        return ["srun", *site_launcher_options(test), "--overlap", f"--nodes={nodes}", f"--ntasks={tasks}",
+                "--cpu-bind=none", f"--relative={relative_node}"] + ([f"--job-name={step_name}"] if step_name else [])
+    raise ValueError(f"crosstalk cannot start a job step with launcher {launcher!r}")
+
+
+def stop_step(test, pid_var, step_name, signal="TERM"):
+    """Shell command delivering ``signal`` to a background step so that it can still report: srun
+    would cancel the step (SIGKILL to its tasks) if signalled itself, so the step is signalled;
+    mpirun forwards the signal to its ranks."""
+    if launcher_kind(test) == "srun":
+        step = (f"$(squeue -h -s -j \"$SLURM_JOB_ID\" -o '%i %j' | "
+                f"awk '$2 == \"{step_name}\" {{print $1}}')")
+        return f"scancel --signal={signal} {step}"
+    return f"kill -{signal} ${pid_var}"
 
 
 #: How ranks spread over the nodes: None (the launcher's default), ``node`` (round robin over the
@@ -186,7 +221,7 @@ def job_nodes(test, count):
 
 def _job_nodes(test, count):
     part = test.current_partition
-    if launcher_kind(test) == "srun":
+    if slurm_steps(test):
         slurm_part = next((a.split("=", 1)[1] for a in part.access if a.startswith("--partition=")), None)
         argv = ["sinfo", "-h", "-N", "-o", "%N"] + (["-p", slurm_part] if slurm_part else [])
         try:

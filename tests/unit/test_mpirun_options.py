@@ -1,6 +1,7 @@
 """One placement, said in each launcher's and each MPI's own words (reframe-tests/xtlib/placement.py):
 srun's --distribution, Open MPI's --map-by/--max-vm-size/-x, MPICH Hydra's -ppn/-hosts (Hydra
 forwards the whole environment)."""
+import ast
 import sys
 from types import SimpleNamespace
 
@@ -8,13 +9,14 @@ import pytest
 from xt_testing import REPO
 
 sys.path.insert(0, str(REPO / "reframe-tests"))
-from xtlib.placement import RANK_HOSTS, mpirun_hosts, mpirun_options, rank_options  # noqa: E402
+from xtlib.placement import RANK_HOSTS, mpirun_hosts, mpirun_options, rank_options, step_prefix  # noqa: E402
 
 
 def fake_test(mpi, env_vars=None, cpus=2, launcher="mpirun"):
     return SimpleNamespace(current_environ=SimpleNamespace(name=f"gnu-{mpi}", extras={"mpi": mpi}),
                            current_partition=SimpleNamespace(processor=SimpleNamespace(num_cpus=cpus),
                                                              local_env=SimpleNamespace(env_vars=env_vars or {}),
+                                                             extras={},
                                                              launcher_type=SimpleNamespace(registered_name=launcher)))
 
 
@@ -103,3 +105,38 @@ def test_slurm_node_names_sort_with_their_numbers_as_numbers():
     whatever order sinfo lists them in."""
     from xtlib.placement import _natural
     assert sorted(["n10", "n2", "n1", "n12", "n3"], key=_natural) == ["n1", "n2", "n3", "n10", "n12"]
+
+
+LAUNCHER_WORDS = {"srun", "mpirun", "mpiexec"}
+
+
+def launcher_branches(path):
+    """Lines of ``path`` that decide on the launcher: a comparison with a launcher's name, or a
+    call of launcher_kind."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(isinstance(o, ast.Constant) and o.value in LAUNCHER_WORDS for o in operands):
+                found.append(node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "launcher_kind":
+            found.append(node.lineno)
+    return found
+
+
+def test_every_launcher_branch_is_in_the_placement_layer():
+    """Test modules and mixins say what they need (slurm_steps, step_prefix, rank_options, ...);
+    only placement.py says it in srun's or mpirun's words."""
+    modules = sorted((REPO / "reframe-tests").rglob("*.py"))
+    assert REPO / "reframe-tests" / "xtlib" / "placement.py" in modules
+    assert launcher_branches(REPO / "reframe-tests" / "xtlib" / "placement.py")    # the check sees them
+    outside = {str(p.relative_to(REPO)): lines for p in modules if p.name != "placement.py"
+               and (lines := launcher_branches(p))}
+    assert outside == {}
+
+
+def test_a_step_on_a_relative_node_needs_srun():
+    with pytest.raises(ValueError, match="relative nodes"):
+        step_prefix(fake_test("openmpi"), tasks=1, relative_node=1)
+    words = step_prefix(fake_test("openmpi", launcher="srun"), tasks=2, nodes=2, relative_node=1, step_name="x")
+    assert words[:2] == ["srun", "--overlap"] and "--relative=1" in words and "--job-name=x" in words
