@@ -7,7 +7,7 @@ from xt_testing import REPO
 
 from crosstalk.bibliography import bibliography, citation, short_citation
 from crosstalk.errors import InputError
-from crosstalk.specs import all_specs, load_spec_file
+from crosstalk.specs import _parse_yaml, all_specs, load_spec_file
 
 SHIPPED = sorted(p.stem for p in (REPO / "experiments").glob("*.yaml"))
 
@@ -92,6 +92,25 @@ def test_yaml_error_names_line(tmp_path):
     path.write_text("name: stream\ntitle: [unclosed\n")
     with pytest.raises(InputError, match=rf"{path}: line \d+: invalid YAML"):
         load_spec_file(path)
+
+
+def test_the_fast_parser_reads_every_spec_as_the_pure_one_does():
+    """Specs are parsed with libyaml where PyYAML has it; what they hold must not depend on it."""
+    assert yaml.__with_libyaml__     # the wheel pinned in the dev dependencies has it: both compared
+    for path in sorted((REPO / "experiments").glob("*.yaml")):
+        text = path.read_text()
+        assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.safe_load(text), path.name
+        assert _parse_yaml(text) == yaml.safe_load(text), path.name
+
+
+def test_a_yaml_error_reads_as_the_pure_parser_words_it(tmp_path):
+    path = tmp_path / "stream.yaml"
+    path.write_text("name: stream\nbad: a: b\n")
+    with pytest.raises(yaml.YAMLError) as pure:
+        yaml.safe_load(path.read_text())
+    with pytest.raises(InputError) as ours:
+        load_spec_file(path)
+    assert pure.value.problem in str(ours.value)
 
 
 def test_all_specs_load():
