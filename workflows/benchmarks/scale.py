@@ -95,9 +95,9 @@ def synthesise(root, rows, systems=SYSTEMS, seed=1, first_run=0, max_runs=None, 
     return run
 
 
-def snakemake(results, *targets):
-    # Targets first: --quiet and --config take every word that follows them.
-    argv = [str(Path(sys.executable).with_name("snakemake")), *targets, "-s", str(WORKFLOW),
+def snakemake(results):
+    """Seconds of one Snakemake run of the whole workflow on ``results``."""
+    argv = [str(Path(sys.executable).with_name("snakemake")), "-s", str(WORKFLOW),
             "-d", str(REPO_ROOT), "--cores", "2", "--quiet", "all", "--config", f"results={results}",
             "examples="]      # the synthetic rows only: the shipped example runs are not the scale
     start = time.perf_counter()
