@@ -1,19 +1,18 @@
-"""Draw a scope's figures in one process, redrawing only those whose rows or drawing code changed.
+"""Draw the report's figures in one process, redrawing only those whose rows or drawing code changed.
 
 Every figure reads the rows of one experiment (the spec that lists it; a figure that also reads a
 run's raw output finds the run by the rows' run ids). A figure's key is a hash of those rows (of
-the scope's systems) and of the code and paper tables that draw it; a figure is a function of its
-rows alone, so scopes whose rows are the same share one drawing. Drawings are kept in a store
-shared by the scopes (``<store>/<figure>/<key>.*``); each scope records the key it shows in
-``<figures>/.cache/<figure>.key``. Snakemake removes a job's outputs before it runs, so kept
-drawings are copied out rather than left in place.
+the selected systems) and of the code and paper tables that draw it. Drawings are kept in a store
+(``<store>/<figure>/<key>.*``), so a report of other systems and then of the first ones again
+draws nothing twice; ``<figures>/.cache/<figure>.key`` records the key shown. Snakemake removes a
+job's outputs before it runs, so kept drawings are copied out rather than left in place.
 
-Scopes drawn at the same time (Snakemake runs the overview's and a system's figure jobs side by
-side) split the work: a figure another job is drawing is left for later, then waited for and
-copied, never drawn twice.
+The figures of a report are drawn once, for every system at once (each its own series): the
+overview and each system's page show the same drawings, so the drawing does not grow with the
+number of systems. The figures that changed are drawn by forked workers, one per core the job has.
 """
-import fcntl
 import hashlib
+import multiprocessing
 import os
 import shutil
 import time
@@ -26,8 +25,8 @@ from crosstalk.analysis.report import figure_experiments
 from crosstalk.codedeps import code_files
 
 SUFFIXES = ("png", "svg", "caption.txt")
-#: A stored drawing no scope shows is removed once it is this old (seconds): a drawing that a
-#: job running beside this one has just made, and not yet recorded as shown, stays.
+#: A stored drawing not shown is removed once it is this old (seconds): a report of other systems
+#: and, soon after, of the first ones again draws nothing twice.
 UNUSED_GRACE_S = 600
 
 
@@ -86,73 +85,69 @@ class _Entry:
         os.utime(self.path("done"))     # in use: not pruned
 
 
-def _lock(entry, wait):
-    """The entry's lock file, locked (``wait``: until the job holding it lets go), or None."""
-    entry.dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(entry.path("lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+#: (entry, rows, systems) of each figure to draw, set before the workers fork: they inherit the
+#: rows rather than receive a pickled copy.
+_WORK = []
 
 
-def draw_scope(perf, systems, out_dir, fig_ids, progress=None, store=None, peers=()):
+def _draw_in_worker(index):
+    entry, rows, systems = _WORK[index]
+    entry.draw(rows, systems)
+    return entry.fig
+
+
+def draw_scope(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1):
     """Write ``<fig>.png/.svg/.caption.txt`` in ``out_dir`` for every id; returns the ids this
-    call drew. ``store``: the drawings shared with other scopes (default ``<out_dir>/.cache``);
-    ``peers``: the other scopes' figure directories, whose drawings are kept."""
+    call drew. ``store``: the drawings kept (default ``<out_dir>/.cache``); ``workers``: the
+    processes that draw (forked from this one, which has read the table and imported matplotlib)."""
     out_dir = Path(out_dir)
     shown = out_dir / ".cache"
     shown.mkdir(parents=True, exist_ok=True)
     store = Path(store) if store else shown
     experiments, code = figure_experiments(), _drawing_code_digest()
-    entries = [_Entry(store, fig, rows_key(figure_rows(perf, experiments[fig], systems), code))
-               for fig in fig_ids]
-    redrawn = []
+    rows = {fig: figure_rows(perf, experiments[fig], systems) for fig in fig_ids}
+    entries = {fig: _Entry(store, fig, rows_key(rows[fig], code)) for fig in fig_ids}
 
-    def finish(entry, drew):
-        entry.copy_to(out_dir)
-        (shown / f"{entry.fig}.key").write_text(entry.key)
+    def finish(fig, drew):
+        entries[fig].copy_to(out_dir)
+        (shown / f"{fig}.key").write_text(entries[fig].key)
         if progress:
-            progress(entry.fig, drew)
+            progress(fig, drew)
 
-    def settle(entry, wait):
-        """Show ``entry``, drawing it unless it is stored; False: another job is drawing it."""
-        fd = None if entry.done else _lock(entry, wait)
-        if fd is None and not entry.done:
-            return False
-        try:
-            drew = not entry.done
-            if drew:
-                entry.draw(figure_rows(perf, experiments[entry.fig], systems), systems)
-                redrawn.append(entry.fig)
-            finish(entry, drew)
-        finally:
-            if fd is not None:
-                os.close(fd)
-        return True
-
-    later = [entry for entry in entries if not settle(entry, wait=False)]
-    for entry in later:
-        settle(entry, wait=True)
-    _prune(store, fig_ids, [out_dir, *map(Path, peers)])
+    for fig in fig_ids:
+        if entries[fig].done:
+            finish(fig, False)
+    redrawn = [fig for fig in fig_ids if not entries[fig].done]
+    for fig in redrawn:
+        entries[fig].dir.mkdir(parents=True, exist_ok=True)
+    _WORK[:] = [(entries[fig], rows[fig], systems) for fig in redrawn]
+    try:
+        if workers > 1 and len(_WORK) > 1:
+            import crosstalk.figures  # noqa: F401  (imported once, before the fork)
+            with multiprocessing.get_context("fork").Pool(min(workers, len(_WORK))) as pool:
+                for fig in pool.imap_unordered(_draw_in_worker, range(len(_WORK))):
+                    finish(fig, True)
+        else:
+            for index in range(len(_WORK)):
+                finish(_draw_in_worker(index), True)
+    finally:
+        _WORK.clear()
+    _prune(store, fig_ids, out_dir)
     return redrawn
 
 
-def _prune(store, fig_ids, scopes):
-    """Remove stored drawings that no scope shows (after UNUSED_GRACE_S), and the files an older
-    crosstalk kept beside the keys."""
-    for scope in scopes:
-        for old in (scope / ".cache").glob("*.*"):
-            if old.is_file() and old.suffix != ".key":
-                old.unlink(missing_ok=True)
+def _prune(store, fig_ids, out_dir):
+    """Remove stored drawings not shown (after UNUSED_GRACE_S), and the files an older crosstalk
+    kept beside the keys."""
+    for old in (out_dir / ".cache").glob("*.*"):
+        if old.is_file() and old.suffix != ".key":
+            old.unlink(missing_ok=True)
     for fig in fig_ids:
-        live = {(scope / ".cache" / f"{fig}.key").read_text() for scope in scopes
-                if (scope / ".cache" / f"{fig}.key").is_file()}
+        key_file = out_dir / ".cache" / f"{fig}.key"
+        live = {key_file.read_text()} if key_file.is_file() else set()
         for done in (store / fig).glob("*.done"):
             key = done.name.removesuffix(".done")
             if key in live or time.time() - done.stat().st_mtime < UNUSED_GRACE_S:
                 continue
-            for suffix in (*SUFFIXES, "done", "lock"):
+            for suffix in (*SUFFIXES, "done", "lock"):     # (lock: what an older crosstalk left)
                 (store / fig / f"{key}.{suffix}").unlink(missing_ok=True)

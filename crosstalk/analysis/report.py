@@ -176,9 +176,10 @@ def claim_tables(perf, cases, labels, runs=()):
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
-                 captions=None, extra_sections=None, examples_dir=None):
+                 captions=None, extra_sections=None, examples_dir=None, overview=None):
     """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
-    Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart."""
+    Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart.
+    ``overview``: the overview page, on a system's page, whose figures (every system's) it shows."""
     out = Path(out)
     rel = os.path.relpath(figures_dir, out.parent)
     captions = captions or {}
@@ -207,6 +208,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
     html = env.get_template("report.html.j2").render(
         systems=systems or sorted({p["system"] for p in platforms}), experiments=experiments,
         counts=counts, errors=errors, platforms=platforms, runs=runs, claims=claims,
+        overview=os.path.relpath(overview, out.parent) if overview else None,
         origin_text=ORIGIN_TEXT, extra_sections=extra_sections or [],
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)

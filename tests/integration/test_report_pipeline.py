@@ -91,7 +91,11 @@ def test_every_figure_and_the_reports(analysed):
         assert (analysed / "figures" / f"{fig}.svg").stat().st_size > 1000
         assert f"figures/{fig}.png" in page
     for system in ("local", "vcluster"):
-        assert (analysed / system / "report.html").exists()
+        system_page = (analysed / system / "report.html").read_text()
+        # a system's page shows the overview's drawings (every system's series), drawn once
+        assert all(f'src="../figures/{fig}.png"' in system_page for fig in figure_ids())
+        assert 'href="../report.html">overview</a>' in system_page
+        assert not (analysed / system / "figures").exists()
     table = pd.read_parquet(analysed / "table.parquet")
     for platform, partition, environ in set(zip(table.platform, table.partition, table.environ.fillna("-"))):
         assert f"{platform}:{partition}+{environ}</td>" in page
@@ -188,8 +192,9 @@ def planned_jobs(results):
 
 
 def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
-    """Up to date, nothing is planned; with a new run of one system, its table, figures and page
-    and the overview's are, and nothing of the other system (its page does not depend on it)."""
+    """Up to date, nothing is planned; with a new run of one system, its table and the overview's,
+    the figures (every system's, drawn once) and the pages that show them are; the other system's
+    table is not collected again."""
     assert planned_jobs(analysed) == []
     runs = analysed / "local" / "runs"
     added = runs / "20991231T000000Z-new"
@@ -198,16 +203,15 @@ def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
         jobs = planned_jobs(analysed)
     finally:
         shutil.rmtree(added)
-    assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None),
-                                            ("system_figures", "local"), ("figures", None),
-                                            ("system_report", "local"), ("report", None),
-                                            ("all", None)], key=str)
+    assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None), ("figures", None),
+                                            ("system_report", "local"), ("system_report", "vcluster"),
+                                            ("report", None), ("all", None)], key=str)
 
 
 def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analysed):
     """E5's figures and fits read probe samples from kept job outputs (RAW_OUTPUTS): the workflow
-    declares them, so a new or changed one redraws its system's figures and pages and the
-    overview's, and leaves the tables and the other system alone."""
+    declares them, so a new or changed one redraws the figures and renders the pages again, and
+    leaves the tables alone."""
     assert planned_jobs(analysed) == []
     run = analysed / "vcluster" / "runs" / COPIED.name
     case = next(c for c in attempt_testcases(run) if c["name"].startswith("ActiveProbing") and c["result"] == "pass")
@@ -219,9 +223,9 @@ def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analys
         jobs = planned_jobs(analysed)
     finally:
         shutil.rmtree(run / "output")
-    assert sorted(jobs, key=str) == sorted([("system_figures", "vcluster"), ("figures", None),
-                                            ("system_report", "vcluster"), ("report", None),
-                                            ("all", None)], key=str)
+    assert sorted(jobs, key=str) == sorted([("figures", None), ("system_report", "vcluster"),
+                                            ("system_report", "local"), ("report", None), ("all", None)],
+                                           key=str)
 
 
 def test_systems_subset_via_config(analysed, tmp_path):

@@ -63,46 +63,30 @@ def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, tmp_path):
     assert figurecache.draw_scope(perf, [], tmp_path, ids) == [ids[0]]
 
 
-def test_scopes_with_the_same_rows_share_one_drawing(perf, tmp_path):
-    """The overview of a results directory with one system and that system's page: drawn once,
-    the same files in both; a second system's rows are its own drawing."""
+def test_forked_workers_draw_the_same_files_as_one_process(perf, tmp_path):
+    """The figures a report redraws are split over forked workers: the same PNG, SVG and caption
+    bytes as drawn one after the other in this process."""
+    ids = figure_ids()[:4]
+    assert sorted(figurecache.draw_scope(perf, [], tmp_path / "serial", ids)) == sorted(ids)
+    assert sorted(figurecache.draw_scope(perf, [], tmp_path / "forked", ids, workers=2)) == sorted(ids)
+    assert outputs(tmp_path / "forked") == outputs(tmp_path / "serial")
+
+
+def test_a_report_of_other_systems_and_back_draws_nothing_twice(perf, tmp_path):
+    """The store keeps a drawing by its rows: a report of one system, then of another, then of the
+    first again redraws only what the second changed."""
     ids = figure_ids()[:3]
-    store, overview, system, other = (tmp_path / d for d in (".figures", "figures", "sysA", "sysB"))
+    store, figures = tmp_path / ".figures", tmp_path / "figures"
     one = perf[perf.system == perf.system.iloc[0]]
-    assert sorted(figurecache.draw_scope(one, [], overview, ids, store=store, peers=[system])) == sorted(ids)
-    assert figurecache.draw_scope(one, [one.system.iloc[0]], system, ids, store=store, peers=[overview]) == []
-    assert outputs(system) == outputs(overview)
-    relabelled = one.assign(system="sysB", value=one.value * 3)
-    assert figurecache.draw_scope(relabelled, [], other, ids, store=store, peers=[overview, system]) == ids
+    both = pd.concat([one, one.assign(system="sysB", value=one.value * 3)])
+    assert sorted(figurecache.draw_scope(both, [], figures, ids, store=store)) == sorted(ids)
+    first = outputs(figures)
+    assert sorted(figurecache.draw_scope(both, ["sysB"], figures, ids, store=store)) == sorted(ids)
+    assert figurecache.draw_scope(both, [], figures, ids, store=store) == []
+    assert outputs(figures) == first
 
 
-def test_a_figure_another_job_is_drawing_is_waited_for_not_drawn_twice(perf, tmp_path):
-    """Two jobs side by side: while one holds a figure's lock (drawing it), the other draws the
-    rest, then waits and copies that figure once its drawing is stored."""
-    import os
-    import threading
-    ids = figure_ids()[:2]
-    store = tmp_path / ".figures"
-    key = figurecache.rows_key(figurecache.figure_rows(perf, figure_experiments()[ids[0]], []),
-                               figurecache._drawing_code_digest())
-    entry = figurecache._Entry(store, ids[0], key)
-    held = figurecache._lock(entry, wait=True)          # the other job is drawing ids[0] ...
-    entry.draw(figurecache.figure_rows(perf, figure_experiments()[ids[0]], []), [])
-    entry.path("done").unlink()                         # ... and has not finished
-
-    def other_job_finishes():                           # (no drawing in this thread: pyplot is not thread-safe)
-        entry.path("done").touch()
-        os.close(held)
-
-    finishing = threading.Timer(1.0, other_job_finishes)
-    finishing.start()
-    drew = figurecache.draw_scope(perf, [], tmp_path / "figures", ids, store=store)
-    finishing.join()
-    assert drew == [ids[1]]                             # ids[0] came from the other job
-    assert (tmp_path / "figures" / f"{ids[0]}.png").read_bytes() == entry.path("png").read_bytes()
-
-
-def test_a_drawing_no_scope_shows_is_removed_once_old(perf, tmp_path, monkeypatch):
+def test_a_drawing_not_shown_is_removed_once_old(perf, tmp_path, monkeypatch):
     ids = figure_ids()[:1]
     figurecache.draw_scope(perf, [], tmp_path, ids)
     stream = perf.assign(value=perf.value * 2)

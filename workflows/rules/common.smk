@@ -72,16 +72,8 @@ def figure_code(wildcards):
     return [str(p) for p in drawing_inputs()]
 
 
-#: Drawings shared by the scopes' figure jobs (crosstalk.analysis.figurecache).
+#: Drawings kept between reports (crosstalk.analysis.figurecache).
 FIGURE_STORE = f"{RESULTS}/.figures"
-
-
-def figure_peers(wildcards):
-    """The figure directories of every scope but the job's own (the overview's, each system's):
-    the store keeps the drawings they show."""
-    scopes = [f"{RESULTS}/figures", *(f"{RESULTS}/{system}/figures" for system in SYSTEMS)]
-    own = f"{RESULTS}/{wildcards.system}/figures" if "system" in wildcards.keys() else f"{RESULTS}/figures"
-    return [scope for scope in scopes if scope != own]
 
 
 def benchmark_pages(wildcards):

@@ -27,7 +27,8 @@ rule system_report:
         perf=f"{RESULTS}/{{system}}/table.parquet",
         cases=f"{RESULTS}/{{system}}/cases.parquet",
         errors=f"{RESULTS}/{{system}}/collect-errors.txt",
-        captions=expand(f"{RESULTS}/{{{{system}}}}/figures/{{figure}}.caption.txt", figure=FIGURES),
+        # the report's figures, every system's series (workflows/rules/figures.smk)
+        captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
         raw=system_raw_outputs,
         code=report_code,
     output:
@@ -37,6 +38,7 @@ rule system_report:
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
         results=lambda wildcards, input: results_dir(input.perf, system=True),
         examples=EXAMPLES,
+        overview=f"{RESULTS}/report.html",
     log:
         f"{RESULTS}/logs/report-{{system}}.log",
     conda:

@@ -15,6 +15,6 @@ if systems:
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
 write_report(perf, cases, errors, systems, sm.params.figures_dir, sm.output.html, sm.params.results,
              captions=captions, extra_sections=benchmark_sections(sm.params.results),
-             examples_dir=sm.params.examples)
+             examples_dir=sm.params.examples, overview=sm.params.get("overview"))
 with open(sm.log[0], "w") as log:
     print(f"wrote {sm.output.html}", file=log)
