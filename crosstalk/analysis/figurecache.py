@@ -12,7 +12,6 @@ overview and each system's page show the same drawings, so the drawing does not 
 number of systems. The figures that changed are drawn by forked workers, one per core the job has.
 """
 import hashlib
-import multiprocessing
 import os
 import shutil
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from crosstalk import REPO_ROOT
+from crosstalk.analysis.forked import forked_map
 from crosstalk.analysis.report import figure_experiments
 from crosstalk.codedeps import code_files
 
@@ -85,17 +85,6 @@ class _Entry:
         os.utime(self.path("done"))     # in use: not pruned
 
 
-#: (entry, rows, systems) of each figure to draw, set before the workers fork: they inherit the
-#: rows rather than receive a pickled copy.
-_WORK = []
-
-
-def _draw_in_worker(index):
-    entry, rows, systems = _WORK[index]
-    entry.draw(rows, systems)
-    return entry.fig
-
-
 def draw_scope(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1):
     """Write ``<fig>.png/.svg/.caption.txt`` in ``out_dir`` for every id; returns the ids this
     call drew. ``store``: the drawings kept (default ``<out_dir>/.cache``); ``workers``: the
@@ -120,18 +109,15 @@ def draw_scope(perf, systems, out_dir, fig_ids, progress=None, store=None, worke
     redrawn = [fig for fig in fig_ids if not entries[fig].done]
     for fig in redrawn:
         entries[fig].dir.mkdir(parents=True, exist_ok=True)
-    _WORK[:] = [(entries[fig], rows[fig], systems) for fig in redrawn]
-    try:
-        if workers > 1 and len(_WORK) > 1:
-            import crosstalk.figures  # noqa: F401  (imported once, before the fork)
-            with multiprocessing.get_context("fork").Pool(min(workers, len(_WORK))) as pool:
-                for fig in pool.imap_unordered(_draw_in_worker, range(len(_WORK))):
-                    finish(fig, True)
-        else:
-            for index in range(len(_WORK)):
-                finish(_draw_in_worker(index), True)
-    finally:
-        _WORK.clear()
+    if len(redrawn) > 1 and workers > 1:
+        import crosstalk.figures  # noqa: F401  (imported once, before the fork)
+
+    def draw(fig):
+        entries[fig].draw(rows[fig], systems)
+        return fig
+
+    for fig in forked_map(draw, redrawn, workers):
+        finish(fig, True)
     _prune(store, fig_ids, out_dir)
     return redrawn
 

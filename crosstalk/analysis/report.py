@@ -136,11 +136,12 @@ def latest_runs(runs):
     return latest
 
 
-def claim_tables(perf, cases, labels, runs=()):
+def claim_tables(perf, cases, labels, runs=(), verdicts=None):
     """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform
     (``labels``: platform -> its host class's label, in the order shown); per platform how many
     claims were decided; and on the user's platforms, each claim still open with why and the
-    command that would decide it."""
+    command that would decide it. ``verdicts``: those of ``crosstalk.claims.judge`` on these
+    rows, if already judged."""
     platforms = list(labels)
     from crosstalk.claims import VERDICTS, counts, judge
     from crosstalk.claims.present import (
@@ -153,7 +154,7 @@ def claim_tables(perf, cases, labels, runs=()):
         unmeasured,
         why,
     )
-    verdicts = judge(perf, cases)
+    verdicts = judge(perf, cases) if verdicts is None else verdicts
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}
     for v in verdicts:
@@ -176,10 +177,11 @@ def claim_tables(perf, cases, labels, runs=()):
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
-                 captions=None, extra_sections=None, examples_dir=None, overview=None):
+                 captions=None, extra_sections=None, examples_dir=None, overview=None, verdicts=None):
     """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
     Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart.
-    ``overview``: the overview page, on a system's page, whose figures (every system's) it shows."""
+    ``overview``: the overview page, on a system's page, whose figures (every system's) it shows;
+    ``verdicts``: the claims as judged on these rows (default: judged here)."""
     out = Path(out)
     rel = os.path.relpath(figures_dir, out.parent)
     captions = captions or {}
@@ -200,7 +202,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                        for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
     runs = load_runs(results_dir, systems, examples_dir)
     platforms = platform_table(cases, runs)
-    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms}, runs)
+    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms}, runs, verdicts)
     experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number

@@ -193,8 +193,8 @@ def planned_jobs(results):
 
 def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
     """Up to date, nothing is planned; with a new run of one system, its table and the overview's,
-    the figures (every system's, drawn once) and the pages that show them are; the other system's
-    table is not collected again."""
+    the figures (every system's, drawn once) and the pages are; the other system's table is not
+    collected again."""
     assert planned_jobs(analysed) == []
     runs = analysed / "local" / "runs"
     added = runs / "20991231T000000Z-new"
@@ -204,13 +204,12 @@ def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
     finally:
         shutil.rmtree(added)
     assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None), ("figures", None),
-                                            ("system_report", "local"), ("system_report", "vcluster"),
                                             ("report", None), ("all", None)], key=str)
 
 
 def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analysed):
     """E5's figures and fits read probe samples from kept job outputs (RAW_OUTPUTS): the workflow
-    declares them, so a new or changed one redraws the figures and renders the pages again, and
+    declares them, so a new or changed one redraws the figures and writes the pages again, and
     leaves the tables alone."""
     assert planned_jobs(analysed) == []
     run = analysed / "vcluster" / "runs" / COPIED.name
@@ -223,9 +222,23 @@ def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analys
         jobs = planned_jobs(analysed)
     finally:
         shutil.rmtree(run / "output")
-    assert sorted(jobs, key=str) == sorted([("figures", None), ("system_report", "vcluster"),
-                                            ("system_report", "local"), ("report", None), ("all", None)],
-                                           key=str)
+    assert sorted(jobs, key=str) == sorted([("figures", None), ("report", None), ("all", None)], key=str)
+
+
+def test_a_systems_page_shows_the_verdicts_its_own_rows_give(analysed):
+    """The pages job judges the claims once, on every system's rows, and gives each system's page
+    the verdicts of its platforms: the same as judging that system's rows alone, because a
+    platform's verdicts depend on its rows only."""
+    from crosstalk.analysis.pages import rows_of, verdicts_of
+    from crosstalk.claims import judge
+    perf, cases = (pd.read_parquet(analysed / name) for name in ("table.parquet", "cases.parquet"))
+    everyone = judge(perf, cases)
+    assert {v["system"] for v in everyone} == {"local", "vcluster"}
+    for system in ("local", "vcluster"):
+        own_perf, own_cases = rows_of(perf, [system]), rows_of(cases, [system])
+        shown, own = (json.dumps(v, sort_keys=True, default=str)         # NaN == NaN as text
+                      for v in (verdicts_of(everyone, own_perf, own_cases), judge(own_perf, own_cases)))
+        assert shown == own, system
 
 
 def test_systems_subset_via_config(analysed, tmp_path):

@@ -1,6 +1,6 @@
-# Each system's runs are collected by a job of their own, so a new run re-draws and re-renders
-# only its system's page and the overview; the overview's table then reads every run from the
-# run cache (<results>/.collect) the system jobs filled.
+# Each system's runs are collected by a job of their own (the systems side by side, each into the
+# run cache, <results>/.collect, with the files it could not read); the overview's table then
+# reads every run from that cache.
 rule system_table:
     input:
         system_run_reports,

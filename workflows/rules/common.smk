@@ -57,11 +57,11 @@ def _repo_files(*patterns):
 
 
 def report_code(wildcards):
-    """What renders a page besides its tables: the report module and every crosstalk module it
+    """What renders the pages besides their tables: the pages module and every crosstalk module it
     imports (crosstalk.codedeps: the claims, the facts, models and figure adapters verdicts read),
     its templates, the papers' tables and the specs (their claims and titles); a change to any
     re-renders the pages."""
-    return sorted({str(p) for p in code_files("crosstalk.analysis.report")}
+    return sorted({str(p) for p in code_files("crosstalk.analysis.pages")}
                   | set(_repo_files("crosstalk/analysis/templates/*", "results/papers/*.csv",
                                     "experiments/*.yaml")))
 

@@ -1,46 +1,30 @@
+# One job writes every page (the overview and each system's): the claims are judged once, and a
+# system's page shows the verdicts of its platforms and the overview's figures
+# (crosstalk/analysis/pages.py).
+
+
 rule report:
     input:
         perf=f"{RESULTS}/table.parquet",
         cases=f"{RESULTS}/cases.parquet",
         errors=f"{RESULTS}/collect-errors.txt",
+        system_errors=expand(f"{RESULTS}/{{system}}/collect-errors.txt", system=SYSTEMS),
         captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
         benchmarks=benchmark_pages,
         raw=raw_outputs,
         code=report_code,
     output:
         html=f"{RESULTS}/report.html",
+        pages=expand(f"{RESULTS}/{{system}}/report.html", system=SYSTEMS),
+    threads: workflow.cores
     params:
         systems=SELECTED,
+        page_systems=SYSTEMS,
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
         results=lambda wildcards, input: results_dir(input.perf),
         examples=EXAMPLES,
     log:
         f"{RESULTS}/logs/report.log",
-    conda:
-        "../envs/analysis.yaml"
-    script:
-        "../scripts/report.py"
-
-
-rule system_report:
-    input:
-        perf=f"{RESULTS}/{{system}}/table.parquet",
-        cases=f"{RESULTS}/{{system}}/cases.parquet",
-        errors=f"{RESULTS}/{{system}}/collect-errors.txt",
-        # the report's figures, every system's series (workflows/rules/figures.smk)
-        captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
-        raw=system_raw_outputs,
-        code=report_code,
-    output:
-        html=f"{RESULTS}/{{system}}/report.html",
-    params:
-        systems=lambda wildcards: [wildcards.system],
-        figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
-        results=lambda wildcards, input: results_dir(input.perf, system=True),
-        examples=EXAMPLES,
-        overview=f"{RESULTS}/report.html",
-    log:
-        f"{RESULTS}/logs/report-{{system}}.log",
     conda:
         "../envs/analysis.yaml"
     script:

@@ -1,20 +1,27 @@
-"""Snakemake script: write the HTML report page."""
+"""Snakemake script: write the overview page and every system's page."""
+import time
 from pathlib import Path
 
 import pandas as pd
 
-from crosstalk.analysis.report import benchmark_sections, write_report
+from crosstalk.analysis.pages import Page, rows_of, write_pages
 
 sm = snakemake  # noqa: F821
-perf = pd.read_parquet(sm.input.perf)
-cases = pd.read_parquet(sm.input.cases)
-errors = [ln.strip() for ln in Path(sm.input.errors).read_text().splitlines() if ln.strip()]
-systems = list(sm.params.systems)
-if systems:
-    perf, cases = perf[perf.system.isin(systems)], cases[cases.system.isin(systems)]
+started = time.monotonic()
+
+
+def errors_in(path):
+    return tuple(ln.strip() for ln in Path(path).read_text().splitlines() if ln.strip())
+
+
+selected = tuple(sm.params.systems)
+perf, cases = rows_of(pd.read_parquet(sm.input.perf), selected), rows_of(pd.read_parquet(sm.input.cases), selected)
+pages = [Page(Path(sm.output.html), selected, errors_in(sm.input.errors))]
+pages += [Page(Path(out), (system,), errors_in(errors), overview=Path(sm.output.html))
+          for system, out, errors in zip(sm.params.page_systems, sm.output.pages, sm.input.system_errors)]
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
-write_report(perf, cases, errors, systems, sm.params.figures_dir, sm.output.html, sm.params.results,
-             captions=captions, extra_sections=benchmark_sections(sm.params.results),
-             examples_dir=sm.params.examples, overview=sm.params.get("overview"))
 with open(sm.log[0], "w") as log:
-    print(f"wrote {sm.output.html}", file=log)
+    write_pages(perf, cases, pages, sm.params.figures_dir, sm.params.results, captions,
+                examples_dir=sm.params.examples, workers=sm.threads,
+                progress=lambda out: print(f"wrote {out}", file=log, flush=True))
+    print(f"{len(pages)} pages in {time.monotonic() - started:.1f} s", file=log)

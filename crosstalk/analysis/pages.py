@@ -1,0 +1,53 @@
+"""Every page of a report in one process: the overview and one page per system.
+
+The claims are judged once, on the overview's rows: a platform's verdicts depend on its own rows
+alone (``crosstalk.claims.judge``), so a system's page takes those of its platforms instead of
+judging them again. The pages are then written by forked workers, one per core the job has.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosstalk.analysis.forked import forked_map
+from crosstalk.analysis.report import benchmark_sections, write_report
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page: where it goes, the systems it shows (empty: every system of the rows), the
+    files its runs' collection could not read, and on a system's page the overview's path."""
+    out: Path
+    systems: tuple = ()
+    errors: tuple = ()
+    overview: Path = None
+
+
+def rows_of(table, systems):
+    return table[table.system.isin(systems)] if systems else table
+
+
+def verdicts_of(verdicts, perf, cases):
+    """The verdicts of the platforms that have rows in ``perf`` or ``cases``."""
+    platforms = set(perf.platform) | set(cases.platform)
+    return [v for v in verdicts if v["platform"] in platforms]
+
+
+def write_pages(perf, cases, pages, figures_dir, results_dir, captions, examples_dir=None, workers=1,
+                progress=None):
+    """Write every page of ``pages`` from the overview's rows; returns their paths."""
+    from crosstalk.claims import judge
+    verdicts = judge(perf, cases)
+    sections = benchmark_sections(results_dir)
+
+    def write(page):
+        page_perf, page_cases = rows_of(perf, page.systems), rows_of(cases, page.systems)
+        write_report(page_perf, page_cases, list(page.errors), list(page.systems), figures_dir, page.out,
+                     results_dir, captions=captions, extra_sections=sections, examples_dir=examples_dir,
+                     overview=page.overview, verdicts=verdicts_of(verdicts, page_perf, page_cases))
+        return str(page.out)
+
+    written = []
+    for out in forked_map(write, pages, workers):
+        written.append(out)
+        if progress:
+            progress(out)
+    return written
