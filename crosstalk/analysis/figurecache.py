@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from crosstalk import REPO_ROOT
-from crosstalk.analysis.forked import forked_map
 from crosstalk.analysis.report import figure_experiments
 from crosstalk.codedeps import code_files
+from crosstalk.forked import forked_map
 
 SUFFIXES = ("png", "svg", "caption.txt")
 #: A stored drawing not shown is removed once it is this old (seconds): a report of other systems

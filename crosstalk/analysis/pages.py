@@ -2,13 +2,14 @@
 
 The claims are judged once, on the overview's rows: a platform's verdicts depend on its own rows
 alone (``crosstalk.claims.judge``), so a system's page takes those of its platforms instead of
-judging them again. The pages are then written by forked workers, one per core the job has.
+judging them again. The claims are judged, then the pages written, by forked workers, one per
+core the job has.
 """
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosstalk.analysis.forked import forked_map
 from crosstalk.analysis.report import benchmark_sections, write_report
+from crosstalk.forked import forked_map
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def write_pages(perf, cases, pages, figures_dir, results_dir, captions, examples
                 progress=None):
     """Write every page of ``pages`` from the overview's rows; returns their paths."""
     from crosstalk.claims import judge
-    verdicts = judge(perf, cases)
+    verdicts = judge(perf, cases, workers=workers)
     sections = benchmark_sections(results_dir)
 
     def write(page):

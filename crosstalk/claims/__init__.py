@@ -20,6 +20,7 @@ from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, Separate, confidence_for, effects, fit_verdict, separate_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
+from crosstalk.forked import forked_map
 from crosstalk.site.systemfacts import decode as decode_facts, unmet
 from crosstalk.skips import is_platform
 from crosstalk.specs import all_specs, load_spec
@@ -251,9 +252,10 @@ def platform_facts(cases):
     return facts
 
 
-def judge(perf, cases, trace=False):
+def judge(perf, cases, trace=False, workers=1):
     """Every claim on every platform of the tables: one dict each (``trace``: see
-    :func:`_judge_group`). A platform is judged at the confidence its runs' looks allow."""
+    :func:`_judge_group`). A platform is judged at the confidence its runs' looks allow.
+    ``workers``: the processes that judge (forked from this one; the claims are independent)."""
     perf_of = dict(iter(perf.groupby("platform", sort=False)))
     cases_of = {p: with_environ(rows) for p, rows in cases.groupby("platform", sort=False)}
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
@@ -261,19 +263,22 @@ def judge(perf, cases, trace=False):
               for p in platforms}
     facts_of = {p: platform_facts(rows) for p, rows in cases_of.items()}
     experiments_of = {p: set(rows["experiment"]) for p, rows in cases_of.items()}
-    out = []
-    for platform, (spec, claim) in itertools.product(platforms, spec_claims()):
+
+    def judged(task):
+        index, (platform, (spec, claim)) = task
         p_cases = cases_of.get(platform, cases.iloc[:0])
         facts = facts_of.get(platform, {})
         result = judge_claim(spec, claim, tables[platform], p_cases, facts, trace)
         first = p_cases.iloc[0] if not p_cases.empty else perf_of[platform].iloc[0]
-        out.append({"platform": platform, "system": first["system"], "origin": first["origin"],
-                    "measured": spec.name in experiments_of.get(platform, ()),
-                    "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
-                    "paper": claim["paper"], "item": claim["item"], "artefact": claim.get("artefact"),
-                    "claim": claim["claim"], "paper_values": claim.get("paper_values", []),
-                    "test": claim["test"], "confidence": tables[platform].confidence, **result})
-    return out
+        return index, {"platform": platform, "system": first["system"], "origin": first["origin"],
+                       "measured": spec.name in experiments_of.get(platform, ()),
+                       "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
+                       "paper": claim["paper"], "item": claim["item"], "artefact": claim.get("artefact"),
+                       "claim": claim["claim"], "paper_values": claim.get("paper_values", []),
+                       "test": claim["test"], "confidence": tables[platform].confidence, **result}
+
+    tasks = list(enumerate(itertools.product(platforms, spec_claims())))
+    return [v for _, v in sorted(forked_map(judged, tasks, workers), key=lambda iv: iv[0])]
 
 
 def counts(verdicts):

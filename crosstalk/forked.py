@@ -1,6 +1,6 @@
 """Work split over forked workers that inherit what the parent has read and imported.
 
-A report's figures and pages are each drawn or written by one Snakemake job; forking after the
+A report's figures, verdicts and pages are each made by one Snakemake job; forking after the
 table is read and matplotlib or the claims are imported spares each worker the start-up, and
 nothing but the results is pickled."""
 import multiprocessing
