@@ -1,9 +1,8 @@
 """Every page of a report in one process: the overview and one page per system.
 
-The claims are judged once, on the overview's rows: a platform's verdicts depend on its own rows
-alone (``crosstalk.claims.judge``), so a system's page takes those of its platforms instead of
-judging them again. The claims are judged, then the pages written, by forked workers, one per
-core the job has.
+The claims are judged once, on the overview's rows (the workflow's verdicts job): a platform's
+verdicts depend on its own rows alone (``crosstalk.claims.judge``), so a system's page shows
+those of its platforms. The pages are written by forked workers, one per core the job has.
 """
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,10 @@ def verdicts_of(verdicts, perf, cases):
     return [v for v in verdicts if v["platform"] in platforms]
 
 
-def write_pages(perf, cases, pages, figures_dir, results_dir, captions, examples_dir=None, workers=1,
-                progress=None):
-    """Write every page of ``pages`` from the overview's rows; returns their paths."""
-    from crosstalk.claims import judge
-    verdicts = judge(perf, cases, workers=workers)
+def write_pages(perf, cases, verdicts, pages, figures_dir, results_dir, captions, examples_dir=None,
+                workers=1, progress=None):
+    """Write every page of ``pages`` from the overview's rows and their ``verdicts``; returns
+    their paths."""
     sections = benchmark_sections(results_dir)
 
     def write(page):

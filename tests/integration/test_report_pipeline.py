@@ -16,7 +16,7 @@ from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
 from crosstalk.analysis.ingest import attempt_testcases
-from crosstalk.analysis.report import WORKFLOW, experiment_table, figure_ids
+from crosstalk.analysis.report import WORKFLOW, experiment_table, figure_ids, write_report
 from crosstalk.claims import spec_claims
 from crosstalk.cli import main
 from crosstalk.figures import FIGURES
@@ -204,13 +204,13 @@ def test_a_new_run_redraws_its_system_and_the_overview_only(analysed):
     finally:
         shutil.rmtree(added)
     assert sorted(jobs, key=str) == sorted([("system_table", "local"), ("collect", None), ("figures", None),
-                                            ("report", None), ("all", None)], key=str)
+                                            ("verdicts", None), ("report", None), ("all", None)], key=str)
 
 
 def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analysed):
     """E5's figures and fits read probe samples from kept job outputs (RAW_OUTPUTS): the workflow
-    declares them, so a new or changed one redraws the figures and writes the pages again, and
-    leaves the tables alone."""
+    declares them, so a new or changed one redraws the figures, judges the claims and writes the
+    pages again, and leaves the tables alone."""
     assert planned_jobs(analysed) == []
     run = analysed / "vcluster" / "runs" / COPIED.name
     case = next(c for c in attempt_testcases(run) if c["name"].startswith("ActiveProbing") and c["result"] == "pass")
@@ -222,7 +222,8 @@ def test_a_kept_probe_output_is_an_input_of_its_systems_figures_and_pages(analys
         jobs = planned_jobs(analysed)
     finally:
         shutil.rmtree(run / "output")
-    assert sorted(jobs, key=str) == sorted([("figures", None), ("report", None), ("all", None)], key=str)
+    assert sorted(jobs, key=str) == sorted([("figures", None), ("verdicts", None), ("report", None), ("all", None)],
+                                           key=str)
 
 
 def test_a_systems_page_shows_the_verdicts_its_own_rows_give(analysed):
@@ -239,6 +240,24 @@ def test_a_systems_page_shows_the_verdicts_its_own_rows_give(analysed):
         shown, own = (json.dumps(v, sort_keys=True, default=str)         # NaN == NaN as text
                       for v in (verdicts_of(everyone, own_perf, own_cases), judge(own_perf, own_cases)))
         assert shown == own, system
+
+
+def test_a_page_from_the_verdicts_file_is_the_page_from_the_verdicts(analysed, tmp_path):
+    """The pages are written from verdicts.json (judged by a job of its own): the same page as
+    from the verdicts in memory, on both systems' rows."""
+    from crosstalk.claims import judge
+    from crosstalk.claims.verdictfile import read, write
+    perf, cases = (pd.read_parquet(analysed / name) for name in ("table.parquet", "cases.parquet"))
+    verdicts = judge(perf, cases)
+    write(tmp_path / "verdicts.json", verdicts)
+    pages = []
+    for name, given in (("memory.html", verdicts), ("file.html", read(tmp_path / "verdicts.json"))):
+        page = write_report(perf, cases, [], [], analysed / "figures", tmp_path / name, analysed,
+                            examples_dir=examples_root(), verdicts=given)
+        pages.append(re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", page.read_text()))
+    assert pages[0] == pages[1]
+    assert (analysed / "verdicts.json").is_file()         # the workflow's, for any tool to read
+    assert {v["platform"] for v in read(analysed / "verdicts.json")} == {v["platform"] for v in verdicts}
 
 
 def test_systems_subset_via_config(analysed, tmp_path):

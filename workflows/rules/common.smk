@@ -66,6 +66,12 @@ def report_code(wildcards):
                                     "experiments/*.yaml")))
 
 
+def verdict_code(wildcards):
+    """What judges the claims besides the tables: the claims package and every crosstalk module it
+    imports (crosstalk.codedeps), and the specs (their claims); a change judges them again."""
+    return sorted({str(p) for p in code_files("crosstalk.claims")} | set(_repo_files("experiments/*.yaml")))
+
+
 def figure_code(wildcards):
     """What draws the figures besides their rows (the figure cache's drawing_inputs); a change
     runs the figure jobs, which redraw the figures it concerns."""

@@ -1,8 +1,8 @@
 # One job draws every figure once, for every system (each its own series): the overview and each
 # system's page show the same drawings, so drawing does not grow with the number of systems. It
-# redraws only the figures whose rows or drawing code changed, on forked workers (one per thread:
-# nothing else can run meanwhile, every page waits for the captions) and keeps the drawings in a
-# store under the results (crosstalk/analysis/figurecache.py).
+# redraws only the figures whose rows or drawing code changed, on forked workers (one per core of
+# the workflow; the job counts as one thread, so the verdicts are judged beside it: verdicts.smk)
+# and keeps the drawings in a store under the results (crosstalk/analysis/figurecache.py).
 
 
 rule figures:
@@ -12,8 +12,9 @@ rule figures:
         code=figure_code,
     output:
         expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=FIGURE_SUFFIXES),
-    threads: workflow.cores
+    threads: 1
     params:
+        workers=workflow.cores,
         systems=SELECTED,
         figures=FIGURES,
         figures_dir=lambda wildcards, output: str(Path(output[0]).parent),

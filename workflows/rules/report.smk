@@ -1,5 +1,5 @@
-# One job writes every page (the overview and each system's): the claims are judged once, and a
-# system's page shows the verdicts of its platforms and the overview's figures
+# One job writes every page (the overview and each system's): a system's page shows the verdicts
+# of its platforms (judged once: verdicts.smk) and the overview's figures
 # (crosstalk/analysis/pages.py).
 
 
@@ -8,6 +8,7 @@ rule report:
         perf=f"{RESULTS}/table.parquet",
         cases=f"{RESULTS}/cases.parquet",
         errors=f"{RESULTS}/collect-errors.txt",
+        verdicts=f"{RESULTS}/verdicts.json",
         system_errors=expand(f"{RESULTS}/{{system}}/collect-errors.txt", system=SYSTEMS),
         captions=expand(f"{RESULTS}/figures/{{figure}}.caption.txt", figure=FIGURES),
         benchmarks=benchmark_pages,

@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from crosstalk.analysis.pages import Page, rows_of, write_pages
+from crosstalk.claims.verdictfile import read
 
 sm = snakemake  # noqa: F821
 started = time.monotonic()
@@ -21,7 +22,7 @@ pages += [Page(Path(out), (system,), errors_in(errors), overview=Path(sm.output.
           for system, out, errors in zip(sm.params.page_systems, sm.output.pages, sm.input.system_errors)]
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
 with open(sm.log[0], "w") as log:
-    write_pages(perf, cases, pages, sm.params.figures_dir, sm.params.results, captions,
+    write_pages(perf, cases, read(Path(sm.input.verdicts)), pages, sm.params.figures_dir, sm.params.results, captions,
                 examples_dir=sm.params.examples, workers=sm.threads,
                 progress=lambda out: print(f"wrote {out}", file=log, flush=True))
     print(f"{len(pages)} pages in {time.monotonic() - started:.1f} s", file=log)
