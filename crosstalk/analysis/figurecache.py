@@ -1,4 +1,4 @@
-"""Draw the report's figures in one process, redrawing only those whose rows or drawing code changed.
+"""Draw the report's figures in one job, redrawing only those whose rows or drawing code changed.
 
 Every figure reads the rows of one experiment (the spec that lists it; a figure that also reads a
 run's raw output finds the run by the rows' run ids). A figure's key is a hash of those rows (of
@@ -85,7 +85,7 @@ class _Entry:
         os.utime(self.path("done"))     # in use: not pruned
 
 
-def draw_scope(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1):
+def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1):
     """Write ``<fig>.png/.svg/.caption.txt`` in ``out_dir`` for every id; returns the ids this
     call drew. ``store``: the drawings kept (default ``<out_dir>/.cache``); ``workers``: the
     processes that draw (forked from this one, which has read the table and imported matplotlib)."""

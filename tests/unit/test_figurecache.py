@@ -1,4 +1,4 @@
-"""One process draws a scope's figures and redraws only those whose rows changed; a figure drawn
+"""One job draws the report's figures and redraws only those whose rows changed; a figure drawn
 from its experiment's rows alone is the figure drawn from the whole table (so the cache cannot
 change what the report shows). Real drawings of the shipped example runs."""
 import pandas as pd
@@ -35,40 +35,40 @@ def test_every_figure_reads_only_the_experiment_its_spec_lists(perf, tmp_path):
 
 def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, tmp_path):
     ids = figure_ids()
-    assert sorted(figurecache.draw_scope(perf, [], tmp_path, ids)) == sorted(ids)
+    assert sorted(figurecache.draw_figures(perf, [], tmp_path, ids)) == sorted(ids)
     first = outputs(tmp_path)
     assert len(first) == 3 * len(ids)
     for path in tmp_path.iterdir():      # Snakemake removes a job's outputs before it runs
         if path.is_file():
             path.unlink()
-    assert figurecache.draw_scope(perf, [], tmp_path, ids) == []
+    assert figurecache.draw_figures(perf, [], tmp_path, ids) == []
     assert outputs(tmp_path) == first
 
 
 def test_changed_rows_redraw_only_their_experiments_figures(perf, tmp_path):
     ids = figure_ids()
-    figurecache.draw_scope(perf, [], tmp_path, ids)
+    figurecache.draw_figures(perf, [], tmp_path, ids)
     stream = perf.experiment == "stream"
     changed = pd.concat([perf[~stream], perf[stream].assign(value=perf[stream].value * 2)])
-    redrawn = figurecache.draw_scope(changed, [], tmp_path, ids)
+    redrawn = figurecache.draw_figures(changed, [], tmp_path, ids)
     assert redrawn == [f for f, exp in figure_experiments().items() if exp == "stream"]
     assert redrawn   # the stream spec lists a figure: the check above is not vacuous
 
 
 def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, tmp_path):
     ids = figure_ids()[:2]
-    figurecache.draw_scope(perf, [], tmp_path, ids)
+    figurecache.draw_figures(perf, [], tmp_path, ids)
     (done,) = (tmp_path / ".cache" / ids[0]).glob("*.done")
     done.unlink()                                      # what an interrupted drawing leaves
-    assert figurecache.draw_scope(perf, [], tmp_path, ids) == [ids[0]]
+    assert figurecache.draw_figures(perf, [], tmp_path, ids) == [ids[0]]
 
 
 def test_forked_workers_draw_the_same_files_as_one_process(perf, tmp_path):
     """The figures a report redraws are split over forked workers: the same PNG, SVG and caption
     bytes as drawn one after the other in this process."""
     ids = figure_ids()[:4]
-    assert sorted(figurecache.draw_scope(perf, [], tmp_path / "serial", ids)) == sorted(ids)
-    assert sorted(figurecache.draw_scope(perf, [], tmp_path / "forked", ids, workers=2)) == sorted(ids)
+    assert sorted(figurecache.draw_figures(perf, [], tmp_path / "serial", ids)) == sorted(ids)
+    assert sorted(figurecache.draw_figures(perf, [], tmp_path / "forked", ids, workers=2)) == sorted(ids)
     assert outputs(tmp_path / "forked") == outputs(tmp_path / "serial")
 
 
@@ -79,17 +79,17 @@ def test_a_report_of_other_systems_and_back_draws_nothing_twice(perf, tmp_path):
     store, figures = tmp_path / ".figures", tmp_path / "figures"
     one = perf[perf.system == perf.system.iloc[0]]
     both = pd.concat([one, one.assign(system="sysB", value=one.value * 3)])
-    assert sorted(figurecache.draw_scope(both, [], figures, ids, store=store)) == sorted(ids)
+    assert sorted(figurecache.draw_figures(both, [], figures, ids, store=store)) == sorted(ids)
     first = outputs(figures)
-    assert sorted(figurecache.draw_scope(both, ["sysB"], figures, ids, store=store)) == sorted(ids)
-    assert figurecache.draw_scope(both, [], figures, ids, store=store) == []
+    assert sorted(figurecache.draw_figures(both, ["sysB"], figures, ids, store=store)) == sorted(ids)
+    assert figurecache.draw_figures(both, [], figures, ids, store=store) == []
     assert outputs(figures) == first
 
 
 def test_a_drawing_not_shown_is_removed_once_old(perf, tmp_path, monkeypatch):
     ids = figure_ids()[:1]
-    figurecache.draw_scope(perf, [], tmp_path, ids)
+    figurecache.draw_figures(perf, [], tmp_path, ids)
     stream = perf.assign(value=perf.value * 2)
     monkeypatch.setattr(figurecache, "UNUSED_GRACE_S", 0)
-    figurecache.draw_scope(stream, [], tmp_path, ids)
+    figurecache.draw_figures(stream, [], tmp_path, ids)
     assert len(list((tmp_path / ".cache" / ids[0]).glob("*.done"))) == 1    # only the one shown

@@ -109,8 +109,7 @@ def time_report(results):
     """One report in this (fresh) process, as ``crosstalk report`` makes it (one Snakemake run: a
     second one to time the collection apart cost another start-up, about 2 s at 100 000 rows):
     prints its seconds, those until the overview's table was written (``collect_s``: the
-    collection, and the figure jobs Snakemake ran before it), and the peak RSS of the workflow's
-    processes."""
+    collection, with Snakemake's start-up), and the peak RSS of the workflow's processes."""
     import resource
     started = time.time()
     total = snakemake(results)
@@ -279,9 +278,9 @@ def write_summary(record, out_dir):
     (out_dir / "analysis-scale.md").write_text(
         f"# Analysis scale benchmark ({record['date']}, {record['cores']} cores)\n\nMedians of "
         f"{record['repeat']} reports, each as `crosstalk report` makes it: one Snakemake run (collection into "
-        f"the run cache, then figures and pages). Figures start as soon as their system's table is written, "
-        f"so the overview's table is written after the collection and whatever figure jobs ran before it. "
-        f"Peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
+        f"the run cache, then the figures beside the verdicts, then the pages). The figures are drawn once "
+        f"for every system and the claims judged once; the overview's table is written when the collection "
+        f"ends. Peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
     return "\n".join(lines)
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@ import time
 
 import pandas as pd
 
-from crosstalk.analysis.figurecache import draw_scope
+from crosstalk.analysis.figurecache import draw_figures
 
 started = time.monotonic()
 perf = pd.read_parquet(snakemake.input.perf)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
-    redrawn = draw_scope(
+    redrawn = draw_figures(
         perf, snakemake.params.systems, snakemake.params.figures_dir,  # noqa: F821
         snakemake.params.figures,  # noqa: F821
         store=snakemake.params.store, workers=snakemake.params.workers,  # noqa: F821
