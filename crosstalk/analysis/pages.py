@@ -40,8 +40,8 @@ def write_pages(perf, cases, verdicts, pages, figures_dir, results_dir, captions
     def write(page):
         page_perf, page_cases = rows_of(perf, page.systems), rows_of(cases, page.systems)
         write_report(page_perf, page_cases, list(page.errors), list(page.systems), figures_dir, page.out,
-                     results_dir, captions=captions, extra_sections=sections, examples_dir=examples_dir,
-                     overview=page.overview, verdicts=verdicts_of(verdicts, page_perf, page_cases))
+                     results_dir, verdicts_of(verdicts, page_perf, page_cases), captions=captions,
+                     extra_sections=sections, examples_dir=examples_dir, overview=page.overview)
         return str(page.out)
 
     written = []

@@ -136,14 +136,14 @@ def latest_runs(runs):
     return latest
 
 
-def claim_tables(perf, cases, labels, runs=(), verdicts=None):
+def claim_tables(verdicts, labels, runs=()):
     """The verdicts, one table per paper (in paper order): a row per claim, a cell per platform
     (``labels``: platform -> its host class's label, in the order shown); per platform how many
     claims were decided; and on the user's platforms, each claim still open with why and the
-    command that would decide it. ``verdicts``: those of ``crosstalk.claims.judge`` on these
-    rows, if already judged."""
+    command that would decide it. ``verdicts``: those of ``crosstalk.claims.judge`` on the page's
+    rows."""
     platforms = list(labels)
-    from crosstalk.claims import VERDICTS, counts, judge
+    from crosstalk.claims import VERDICTS, counts
     from crosstalk.claims.present import (
         citation as claim_citation,
         decided_text,
@@ -154,7 +154,6 @@ def claim_tables(perf, cases, labels, runs=(), verdicts=None):
         unmeasured,
         why,
     )
-    verdicts = judge(perf, cases) if verdicts is None else verdicts
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
     papers = {}
     for v in verdicts:
@@ -176,12 +175,13 @@ def claim_tables(perf, cases, labels, runs=(), verdicts=None):
             "main_job": {p: main_job_text(verdicts, p) for p in platforms}, "open": still_open}
 
 
-def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
-                 captions=None, extra_sections=None, examples_dir=None, overview=None, verdicts=None):
+def write_report(perf, cases, errors, systems, figures_dir, out, results_dir, verdicts,
+                 captions=None, extra_sections=None, examples_dir=None, overview=None):
     """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
     Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart.
-    ``overview``: the overview page, on a system's page, whose figures (every system's) it shows;
-    ``verdicts``: the claims as judged on these rows (default: judged here)."""
+    ``verdicts``: the claims as judged on these rows (crosstalk.claims.judge, the workflow's
+    verdicts job); ``overview``: the overview page, on a system's page, whose figures (every
+    system's) it shows."""
     out = Path(out)
     rel = os.path.relpath(figures_dir, out.parent)
     captions = captions or {}
@@ -202,7 +202,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir,
                        for k in ("pass", "fail", "skip")} for origin in ("user", "example")}
     runs = load_runs(results_dir, systems, examples_dir)
     platforms = platform_table(cases, runs)
-    claims = claim_tables(perf, cases, {p["platform"]: p["host_label"] for p in platforms}, runs, verdicts)
+    claims = claim_tables(verdicts, {p["platform"]: p["host_label"] for p in platforms}, runs)
     experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["num"] = format_number

@@ -252,8 +252,8 @@ def test_a_page_from_the_verdicts_file_is_the_page_from_the_verdicts(analysed, t
     write(tmp_path / "verdicts.json", verdicts)
     pages = []
     for name, given in (("memory.html", verdicts), ("file.html", read(tmp_path / "verdicts.json"))):
-        page = write_report(perf, cases, [], [], analysed / "figures", tmp_path / name, analysed,
-                            examples_dir=examples_root(), verdicts=given)
+        page = write_report(perf, cases, [], [], analysed / "figures", tmp_path / name, analysed, given,
+                            examples_dir=examples_root())
         pages.append(re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", page.read_text()))
     assert pages[0] == pages[1]
     assert (analysed / "verdicts.json").is_file()         # the workflow's, for any tool to read

@@ -35,19 +35,11 @@ def system_run_reports(wildcards):
     return _reports([wildcards.system])
 
 
-def _raw_outputs(systems):
-    """The kept job outputs the figures and fits read beyond the tables (crosstalk.analysis.ingest
-    RAW_OUTPUTS: E5's probe samples) in the runs of ``systems`` (None: all), the examples' too."""
-    return sorted(str(f) for root in filter(None, (RESULTS, EXAMPLES))
-                  for run in run_dirs(Path(root), systems) for f in raw_output_files(run))
-
-
 def raw_outputs(wildcards):
-    return _raw_outputs(SELECTED or None)
-
-
-def system_raw_outputs(wildcards):
-    return _raw_outputs([wildcards.system])
+    """The kept job outputs the figures and fits read beyond the tables (crosstalk.analysis.ingest
+    RAW_OUTPUTS: E5's probe samples) in the runs of the selected systems, the examples' too."""
+    return sorted(str(f) for root in filter(None, (RESULTS, EXAMPLES))
+                  for run in run_dirs(Path(root), SELECTED or None) for f in raw_output_files(run))
 
 
 def _repo_files(*patterns):
