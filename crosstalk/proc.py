@@ -20,42 +20,50 @@ def describe(argv):
     return shlex.join(str(a) for a in argv) if isinstance(argv, (list, tuple)) else str(argv)
 
 
-def timed_out(what, timeout):
-    """The one-line error for a command that ran out of time (``what``: argv or a name)."""
-    return CrosstalkError(f"`{describe(what)}` did not finish within {timeout:g} s")
+def timed_out(what, timeout, where=None):
+    """The one-line error for a command that ran out of time (``what``: argv or a name; ``where``:
+    the node it ran on, if not here)."""
+    on = f" on {where}" if where else ""
+    return CrosstalkError(f"`{describe(what)}`{on} did not finish within {timeout:g} s")
 
 
-def _end_group(proc, sig):
-    """Send ``sig`` to the command's group; after GRACE seconds, SIGKILL it."""
+def _end(proc, sig, group):
+    """Send ``sig`` to the command (``group``: to its own process group); after GRACE seconds,
+    SIGKILL it."""
+    kill = os.killpg if group else os.kill
     try:
-        os.killpg(proc.pid, sig)
+        kill(proc.pid, sig)
         proc.wait(GRACE)
     except ProcessLookupError:
         pass
-    except subprocess.TimeoutExpired:     # the leader is not reaped: the group id is still ours
-        os.killpg(proc.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:     # the leader is not reaped: its pid is still ours
+        kill(proc.pid, signal.SIGKILL)
         proc.wait()
 
 
-def run(argv, timeout, what=None, *, input=None, capture_output=False, check=False, **kw):
+def run(argv, timeout, what=None, *, where=None, own_group=True, input=None, capture_output=False,
+        check=False, **kw):
     """``subprocess.run(argv, ...)`` that gives up after ``timeout`` seconds.
 
     On expiry the command's process group is terminated and ``CrosstalkError("`<what>` did not
-    finish within N s")`` raised (``what`` defaults to the command line). ``check=True`` raises
+    finish within N s")`` raised (``what`` defaults to the command line; ``where`` names the node
+    it ran on, if not this host: "`<what>` on <where> did not ..."). ``own_group=False`` keeps the
+    command in our process group, for one that reads the terminal (in a group of its own it would
+    be stopped by SIGTTIN); on expiry only its first process is then ended. ``check=True`` raises
     ``CrosstalkError`` naming the command and its exit status. Other keywords go to Popen.
     """
     if capture_output:
         kw.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if input is not None:
         kw["stdin"] = subprocess.PIPE
-    with subprocess.Popen(argv, process_group=0, **kw) as proc:
+    with subprocess.Popen(argv, process_group=0 if own_group else None, **kw) as proc:
         try:
             out, err = proc.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
-            _end_group(proc, signal.SIGTERM)
-            raise timed_out(what or argv, timeout) from None
+            _end(proc, signal.SIGTERM, own_group)
+            raise timed_out(what or argv, timeout, where) from None
         except BaseException:          # Ctrl-C: the terminal signals our group only
-            _end_group(proc, signal.SIGINT)
+            _end(proc, signal.SIGINT, own_group)
             raise
     if check and proc.returncode:
         raise CrosstalkError(f"`{describe(what or argv)}` failed with exit status {proc.returncode}")

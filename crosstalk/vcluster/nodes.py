@@ -3,11 +3,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from crosstalk.errors import CrosstalkError
-from crosstalk.proc import describe
+from crosstalk.proc import run
 from crosstalk.vcluster.procs import (
     NODE_NAMESPACES,
     TOOL_TIMEOUT,
@@ -99,19 +100,20 @@ class NodeAccess:
             raise CrosstalkError(f"node: {node!r} is not a node of {self.name} "
                                  f"({', '.join(self.nodes)})")
 
-    def exec(self, node, argv, **kw):
-        """Run ``argv`` on ``node``; keyword arguments go to subprocess.run (cwd -> nsenter --wd;
-        an expired ``timeout`` is a one-line CrosstalkError naming the command and node).
+    def exec(self, node, argv, *, timeout, **kw):
+        """Run ``argv`` on ``node`` for at most ``timeout`` seconds; keyword arguments are
+        subprocess.run's (cwd -> nsenter --wd). On expiry the command's whole process group ends
+        (mpirun and every rank it started, on any node: left running, they would load the 2 cores
+        of every later job) and a one-line CrosstalkError names the command and node.
         The cluster's variables (:meth:`env`) are added to ``env`` (default: os.environ) where
         ``env`` does not set them."""
         self._check_node(node)
         full = self._enter(node, list(argv), kw.pop("cwd", None))
         kw["env"] = {**self.env(), **(kw.get("env") or os.environ)}
-        try:
-            return subprocess.run(full, **kw)
-        except subprocess.TimeoutExpired:
-            raise CrosstalkError(f"`{describe(argv)}` on {node} did not finish within "
-                                 f"{kw['timeout']:g} s") from None
+        # a command that may read our terminal stays in our process group (see proc.run)
+        on_terminal = "stdin" not in kw and "input" not in kw and sys.stdin is not None \
+            and sys.stdin.isatty()
+        return run(full, timeout, argv, where=node, own_group=not on_terminal, **kw)
 
     def popen(self, node, argv, quota=True, **kw):
         """Start ``argv`` on ``node``; ``quota=False``: outside the node's CPU quota (a login node's

@@ -25,7 +25,7 @@ def crosstalk(*args):
 
 def node_egress_bps(vc, node):
     out = vc.exec(node, ["tc", "-j", "qdisc", "show", "dev", "eth0"], capture_output=True,
-                  text=True, check=True)
+                  text=True, check=True, timeout=60)
     return next(int(q["options"]["rate"]) * 8 for q in json.loads(out.stdout) if q["kind"] == "tbf")
 
 
@@ -104,14 +104,16 @@ def test_bad_cli_arguments_one_line(isolated, args, needle):
 
 
 def _job_field(vc, jobid, field):
-    out = vc.exec("n1", ["scontrol", "show", "job", jobid], capture_output=True, text=True)
+    out = vc.exec("n1", ["scontrol", "show", "job", jobid], capture_output=True, text=True,
+                  timeout=60)
     return next((w.split("=", 1)[1] for w in out.stdout.split() if w.startswith(field + "=")), "")
 
 
 def test_killed_slurmd_fails_job_and_up_repairs(isolated):
     out_file = isolated.shared_dir / "killed.out"
     sub = isolated.exec("n1", ["sbatch", "-N4", "-o", str(out_file), "--parsable",
-                               "--wrap", "srun sleep 120"], capture_output=True, text=True)
+                               "--wrap", "srun sleep 120"], capture_output=True, text=True,
+                         timeout=60)
     assert sub.returncode == 0, sub.stderr
     jobid = sub.stdout.strip().split(";")[0]
     deadline = time.monotonic() + 30
@@ -153,7 +155,7 @@ def test_lost_anchor_is_rebuilt_by_up(isolated):
     assert not isolated.is_up()
     assert "node n4" in isolated.up()
     ping = isolated.exec("n1", ["ping", "-c1", "-W2", isolated.addresses["n4"]],
-                         capture_output=True)
+                         capture_output=True, timeout=60)
     assert ping.returncode == 0
     out = isolated.exec("n1", ["srun", "-N4", "hostname"], capture_output=True, text=True,
                         timeout=60)
@@ -194,7 +196,7 @@ def test_down_leaves_nothing():
     # a job step and a stray process still running at teardown
     job = vc.popen("n1", ["srun", "-N2", "sleep", "300"], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    vc.exec("n2", ["setsid", "-f", "sleep", "301"], check=True)
+    vc.exec("n2", ["setsid", "-f", "sleep", "301"], check=True, timeout=60)
     time.sleep(1.5)
     st = vc.status()
     pids = [*st["switches"].values(), st["munged"], st["slurmctld"]] + [

@@ -14,5 +14,5 @@ def test_reframe_stream_on_partition(vcluster, login_report, partition):
     assert {tc["environ"] for tc in ran} == {"gnu-openmpi"}
     if partition == "slurm":     # really went through the scheduler
         jobs = vcluster.exec("n1", ["scontrol", "show", "job"], capture_output=True,
-                             text=True).stdout
+                             text=True, timeout=60).stdout
         assert "JobName=rfm_StreamTriad" in jobs

@@ -1,12 +1,16 @@
 """The shared virtual cluster: reachability, Slurm, MPI, idempotent up, Ansible (all real)."""
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from vcluster_fixtures import compile_mpi
+from vcluster_fixtures import REPO, compile_mpi
+
+from crosstalk.errors import CrosstalkError
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 VENV_BIN = Path(sys.executable).parent
@@ -25,23 +29,44 @@ def test_all_pairs_reachable(vcluster):
 def test_neighbours_are_pinned(vcluster):
     """Every node knows every other node's MAC permanently (no ARP under CPU starvation)."""
     macs = {n: json.loads(vcluster.exec(n, ["ip", "-j", "link", "show", "eth0"], capture_output=True,
-                                        text=True, check=True).stdout)[0]["address"]
+                                        text=True, check=True, timeout=60).stdout)[0]["address"]
             for n in vcluster.nodes}
     for n in vcluster.nodes:
         table = json.loads(vcluster.exec(n, ["ip", "-j", "neigh", "show", "dev", "eth0"],
-                                         capture_output=True, text=True, check=True).stdout)
+                                         capture_output=True, text=True, check=True,
+                                         timeout=60).stdout)
         pinned = {e["dst"]: e["lladdr"] for e in table if "PERMANENT" in e.get("state", [])}
         assert pinned == {vcluster.addresses[m]: macs[m] for m in vcluster.nodes if m != n}
+
+
+def test_exec_time_limit_ends_all_the_command_started(vcluster):
+    """What a command starts on a node (mpirun's ranks) must end with it at its time limit: left
+    running, it would load the 2 cores under every later job. The pid file is in the repo's build/
+    because a node's /tmp is its own."""
+    pidfile = REPO / "build" / f"exec-limit-{os.getpid()}.pid"
+    pidfile.parent.mkdir(exist_ok=True)
+    try:
+        with pytest.raises(CrosstalkError, match=r"^`sh -c .*` on n2 did not finish within 1 s$"):
+            vcluster.exec("n2", ["sh", "-c", 'sleep 300 & echo $! > "$1"; wait', "sh", str(pidfile)],
+                          timeout=1)
+        pid = int(pidfile.read_text())
+    finally:
+        pidfile.unlink(missing_ok=True)
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"sleep {pid}, started on n2, outlived the command's time limit")
 
 
 def test_nodes_have_own_hostname_and_tmp(vcluster):
     for n in vcluster.nodes:
         out = vcluster.exec(n, ["sh", "-c", "hostname; touch /tmp/xt-probe-$(hostname); ls /tmp"],
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True, check=True, timeout=60)
         lines = out.stdout.split()
         assert lines[0] == n
         assert [f for f in lines[1:] if f.startswith("xt-probe-")] == [f"xt-probe-{n}"]
-        vcluster.exec(n, ["rm", f"/tmp/xt-probe-{n}"], check=True)
+        vcluster.exec(n, ["rm", f"/tmp/xt-probe-{n}"], check=True, timeout=60)
 
 
 def test_root_namespace_has_no_cluster_address():
