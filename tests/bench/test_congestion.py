@@ -213,9 +213,8 @@ def test_congestors_sharing_shaped_links_slow_the_canary(bench_bin, shaped_clust
     timeouts, idle link time the canary's average gets back). So the average is
     only held to "not faster under congestion" within that 4 % and a margin: >= 0.9.
 
-    The job takes 75-81 s here, also beside 2 busy loops. Its limit, 300 s, keeps a stalled job
-    a failure of this test: with the fixtures' set-up (a first build of the kernels, the cluster)
-    a 600 s limit let pytest's own 900 s expire instead, which ends the whole xdist run."""
+    The job takes 73-81 s here, also beside 2 busy loops; its limit is 300 s. CI once saw it reach
+    a 600 s limit, and pytest's then 900 s limit (set-up included) expire in pytest's own report."""
     out = shaped_cluster.exec(
         "n1", ["mpirun", "-np", "8", str(bench_bin / KERNEL), "--allow-shared-nodes",
                "--canary-fraction", "0.25", "--congestors", "a2a,p2p_incast",
