@@ -4,13 +4,13 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from vcluster_fixtures import REPO, compile_mpi
 
 from crosstalk.errors import CrosstalkError
+from crosstalk.vcluster.procs import wait_gone
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster]
 VENV_BIN = Path(sys.executable).parent
@@ -52,11 +52,7 @@ def test_exec_time_limit_ends_all_the_command_started(vcluster):
         pid = int(pidfile.read_text())
     finally:
         pidfile.unlink(missing_ok=True)
-    for _ in range(50):
-        if not Path(f"/proc/{pid}").exists():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"sleep {pid}, started on n2, outlived the command's time limit")
+    assert not wait_gone([pid], 5), f"sleep {pid}, started on n2, outlived the command's time limit"
 
 
 def test_nodes_have_own_hostname_and_tmp(vcluster):
