@@ -55,18 +55,21 @@ def kept_idle_samples(run_dir):
     return found
 
 
-def check_modelled_rho(perf, loads):
-    # Each job's MODELLED rho (its own idle probe for t_min, Var(S)): finite, >= 0 (mean latency above
-    # the idle minimum) and < 1 (Eq 3 gives rho < 1 whenever Var(S) >= 0).
+def check_modelled_rho(perf, loads, queued=()):
+    # Each block's MODELLED rho (its job's idle probe for t_min, Var(S)) is finite and < 1 (Eq 3, as
+    # long as W > t_min / 2). Its sign is that of W - t_min: >= 0 only where the probes queue (the
+    # ``queued`` loads). Under no load W and t_min come from the same idle fabric, so rho sits at 0
+    # either side (CI saw -0.018 once) and only the upper bound holds.
     rounds = int(load_spec("active-probing").setting("rounds", "quick"))
     for load in loads:
         assert len(values(perf, "probe_median", load)) == 3 * rounds      # a row per probe block
         for rho in values(perf, "rho", load):
-            assert rho == rho and 0 <= rho < 1, f"modelled rho {rho} out of [0, 1) under {load}"
+            assert rho == rho and rho < 1, f"modelled rho {rho} not below 1 under {load}"
+            assert load not in queued or rho >= 0, f"modelled rho {rho} below 0 under {load}"
 
 
 def check_probe_physics(run_dir, perf, loads):
-    check_modelled_rho(perf, loads)
+    check_modelled_rho(perf, loads, queued=(HEAVY,))
     # Probes wait behind the heavy load's whole messages (and, on 2 cores, its CPU time). The mean
     # (the queue model's W) is compared, not the median: the median rises only when more than half
     # the probes queue (1.5-63x its idle probe's in 14 recorded vcluster jobs, below 1 once in CI),
