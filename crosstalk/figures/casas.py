@@ -7,6 +7,8 @@ where the run directories are at hand; otherwise the figures fall back to the su
 Everything derived by a model (rho, predictions, their errors) is labelled modelled.
 """
 import json
+import os
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -59,13 +61,24 @@ def medians(wide, metric):
     return wide.dropna(subset=[metric]).groupby(["target", "load"])[metric].median().to_dict()
 
 
-def _read_half_rtts(path):
+@lru_cache(maxsize=4096)
+def _half_rtts(path, stamp):
+    """The half round trips (us) of one probe output; ``stamp`` (size, mtime) re-reads a changed file.
+    A figure reads each job's output several times (every load's CDF, the pooled idle baseline)."""
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
-        return []
-    return [float(r["value"]) for r in among_lines(text, "sample", metric="half_rtt")
-            if isinstance(r.get("value"), (int, float))]
+        return ()
+    return tuple(float(r["value"]) for r in among_lines(text, "sample", metric="half_rtt")
+                 if isinstance(r.get("value"), (int, float)))
+
+
+def _read_half_rtts(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return _half_rtts(str(path), (st.st_size, st.st_mtime_ns))
 
 
 #: The columns naming one job of a run: its probe samples are in that job's output.
@@ -76,10 +89,12 @@ def probe_samples(wide, target, load, which="rfm_job.out"):
     """Every ImpactB half round trip (us) under ``load`` on ``target``, pooled over runs
     (``which``: the loaded probe, or ``idle_probe.out`` for the same jobs' idle-fabric runs)."""
     jobs = wide.loc[(wide["target"] == target) & (wide["load"] == load), list(RUN_CASE)].drop_duplicates()
-    values = []
+    values, outputs = [], {}
     for origin, system, run_id, case, partition, environ in jobs.itertuples(index=False, name=None):
-        for out in case_output_dirs(str(run_dir_of(origin, system, run_id))).get((case, partition, environ), []):
-            values += _read_half_rtts(out / which)
+        if (origin, system, run_id) not in outputs:     # one look-up per run, not per job
+            outputs[origin, system, run_id] = case_output_dirs(str(run_dir_of(origin, system, run_id)))
+        for out in outputs[origin, system, run_id].get((case, partition, environ), []):
+            values += _read_half_rtts(os.path.join(out, which))
     return np.asarray(values, dtype=float)
 
 

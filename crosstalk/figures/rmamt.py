@@ -17,7 +17,8 @@ def rmamt_cases(perf, systems):
     if cases.empty:
         return cases
     series = [*SERIES, "op", "sync"]
-    key = cases[series].astype(str).agg("|".join, axis=1)
+    text = cases[series].astype(str)
+    key = text[series[0]].str.cat([text[c] for c in series[1:]], sep="|")
     own = set(key[cases["threads"] == 1])
     measured = {m: col for m, col in ONE_THREAD.items() if col in cases}
     donors = cases[(cases["threads"] > 1) & ~key.isin(own)]
