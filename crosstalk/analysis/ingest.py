@@ -158,6 +158,13 @@ def attempt_testcases(run_dir):
 RAW_OUTPUTS = {"ActiveProbing": ("rfm_job.out", "idle_probe.out")}
 
 
+def run_dir_of(origin, system, run_id):
+    """The directory of a run: under the user's results or the shipped examples."""
+    from crosstalk import examples_root, results_root
+    root = examples_root() if origin == "example" else results_root()
+    return root / system / "runs" / run_id
+
+
 @lru_cache(maxsize=None)
 def case_output_dirs(run_dir):
     """{(case name, partition, environment): [output directories]} of the cases that passed, from

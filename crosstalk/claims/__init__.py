@@ -252,16 +252,27 @@ def platform_facts(cases):
     return facts
 
 
-def judge(perf, cases, trace=False, workers=1):
+def judge(perf, cases, trace=False, workers=1, store=None):
     """Every claim on every platform of the tables: one dict each (``trace``: see
     :func:`_judge_group`). A platform is judged at the confidence its runs' looks allow.
-    ``workers``: the processes that judge (forked from this one; the claims are independent)."""
+    ``workers``: the processes that judge (forked from this one; the claims are independent).
+    ``store``: a directory keeping each platform's verdicts (crosstalk.analysis.verdictstore): only
+    the platforms whose rows, cases or probe outputs changed are judged again."""
     perf_of = dict(iter(perf.groupby("platform", sort=False)))
     cases_of = {p: with_environ(rows) for p, rows in cases.groupby("platform", sort=False)}
     platforms = sorted(perf_of.keys() | cases_of.keys(), key=lambda p: (p.endswith("(example)"), p))
+    kept, keys = {}, {}
+    if store is not None:
+        from crosstalk.analysis import verdictstore
+        store, code = verdictstore.Store(store), verdictstore.code_digest()
+        for p in platforms:
+            keys[p] = verdictstore.platform_key(perf_of.get(p, perf.iloc[:0]), cases_of.get(p, cases.iloc[:0]),
+                                                code, trace)
+            kept[p] = store.get(keys[p])
+    todo = [p for p in platforms if kept.get(p) is None]
     tables = {p: Table(perf_of.get(p, perf.iloc[:0]), confidence_for(looks_of(cases_of.get(p, cases.iloc[:0]))))
-              for p in platforms}
-    facts_of = {p: platform_facts(rows) for p, rows in cases_of.items()}
+              for p in todo}
+    facts_of = {p: platform_facts(rows) for p, rows in cases_of.items() if p in tables}
     experiments_of = {p: set(rows["experiment"]) for p, rows in cases_of.items()}
 
     def judged(task):
@@ -277,8 +288,15 @@ def judge(perf, cases, trace=False, workers=1):
                        "claim": claim["claim"], "paper_values": claim.get("paper_values", []),
                        "test": claim["test"], "confidence": tables[platform].confidence, **result}
 
-    tasks = list(enumerate(itertools.product(platforms, spec_claims())))
-    return [v for _, v in sorted(forked_map(judged, tasks, workers), key=lambda iv: iv[0])]
+    tasks = list(enumerate(itertools.product(todo, spec_claims())))
+    fresh = [v for _, v in sorted(forked_map(judged, tasks, workers), key=lambda iv: iv[0])]
+    for p in todo:
+        kept[p] = [v for v in fresh if v["platform"] == p]
+        if store is not None:
+            store.put(keys[p], kept[p])
+    if store is not None:
+        store.prune()
+    return [v for p in platforms for v in kept[p]]
 
 
 def counts(verdicts):

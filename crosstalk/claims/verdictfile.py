@@ -17,10 +17,13 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not a verdict value")
 
 
+def to_json(value, **kwargs):
+    """Verdicts as JSON text; NaN stays NaN (an interval not computed): Python's json reads it back."""
+    return json.dumps(value, default=_plain, allow_nan=True, **kwargs)
+
+
 def write(path, verdicts):
-    # NaN stays NaN (an interval not computed): Python's json reads it back
-    text = json.dumps({"format": FORMAT, "verdicts": verdicts}, default=_plain, indent=1, allow_nan=True)
-    path.write_text(text + "\n")
+    path.write_text(to_json({"format": FORMAT, "verdicts": verdicts}, indent=1) + "\n")
 
 
 def read(path):

@@ -17,7 +17,6 @@ matplotlib.rcParams["svg.hashsalt"] = "crosstalk"
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from crosstalk import examples_root, results_root  # noqa: E402
 from crosstalk.analysis.ingest import target_of  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
@@ -60,12 +59,6 @@ def ordered_targets(df):
     """The series of ``df``: the user's first, then the shipped examples, each alphabetically."""
     pairs = df[["target", "origin"]].drop_duplicates().itertuples(index=False) if not df.empty else []
     return [t for _, t in sorted((origin != "user", target) for target, origin in pairs)]
-
-
-def run_dir_of(origin, system, run_id):
-    """The directory of a run: under the user's results or the shipped examples."""
-    root = examples_root() if origin == "example" else results_root()
-    return root / system / "runs" / run_id
 
 
 def no_data(ax, what):

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crosstalk.analysis.ingest import case_output_dirs
-from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, run_dir_of, with_target
+from crosstalk.analysis.ingest import case_output_dirs, run_dir_of
+from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
 

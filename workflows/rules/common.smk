@@ -3,6 +3,7 @@ from pathlib import Path
 from crosstalk.analysis.figurecache import SUFFIXES as FIGURE_SUFFIXES, drawing_inputs
 from crosstalk.analysis.ingest import raw_output_files, run_dirs
 from crosstalk.analysis.report import BENCHMARK_PAGES
+from crosstalk.analysis.verdictstore import judging_inputs
 from crosstalk.codedeps import code_files
 
 
@@ -59,9 +60,9 @@ def report_code(wildcards):
 
 
 def verdict_code(wildcards):
-    """What judges the claims besides the tables: the claims package and every crosstalk module it
-    imports (crosstalk.codedeps), and the specs (their claims); a change judges them again."""
-    return sorted({str(p) for p in code_files("crosstalk.claims")} | set(_repo_files("experiments/*.yaml")))
+    """What judges the claims besides the tables (crosstalk.analysis.verdictstore.judging_inputs);
+    a change judges them again."""
+    return [str(p) for p in judging_inputs()]
 
 
 def figure_code(wildcards):

@@ -1,6 +1,7 @@
 # The claims are judged once, on the overview's rows, while the figures are drawn: both jobs count
 # as one thread so that Snakemake runs them side by side, and each forks a worker per core of the
-# workflow (the one that finishes first leaves the cores to the other).
+# workflow (the one that finishes first leaves the cores to the other). A platform's verdicts are
+# kept (crosstalk/analysis/verdictstore.py): only the platforms whose rows changed are judged again.
 
 
 rule verdicts:
@@ -14,6 +15,7 @@ rule verdicts:
     threads: 1
     params:
         workers=workflow.cores,
+        store=f"{RESULTS}/.verdicts",
     log:
         f"{RESULTS}/logs/verdicts.log",
     conda:
