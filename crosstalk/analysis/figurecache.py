@@ -94,8 +94,11 @@ def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, wor
     shown.mkdir(parents=True, exist_ok=True)
     store = Path(store) if store else shown
     experiments, code = figure_experiments(), _drawing_code_digest()
-    rows = {fig: figure_rows(perf, experiments[fig], systems) for fig in fig_ids}
-    entries = {fig: _Entry(store, fig, rows_key(rows[fig], code)) for fig in fig_ids}
+    # the figures of one experiment read the same rows: selected and hashed once
+    of_experiment = {exp: figure_rows(perf, exp, systems) for exp in {experiments[fig] for fig in fig_ids}}
+    keys = {exp: rows_key(rows, code) for exp, rows in of_experiment.items()}
+    rows = {fig: of_experiment[experiments[fig]] for fig in fig_ids}
+    entries = {fig: _Entry(store, fig, keys[experiments[fig]]) for fig in fig_ids}
 
     def finish(fig, drew):
         entries[fig].copy_to(out_dir)

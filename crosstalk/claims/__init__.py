@@ -289,6 +289,8 @@ def judge(perf, cases, trace=False, workers=1, store=None):
                        "test": claim["test"], "confidence": tables[platform].confidence, **result}
 
     tasks = list(enumerate(itertools.product(todo, spec_claims())))
+    if len(tasks) > 1 and workers > 1:
+        import scipy.stats  # noqa: F401  (the fits' statistics: imported once, before the fork)
     fresh = [v for _, v in sorted(forked_map(judged, tasks, workers), key=lambda iv: iv[0])]
     for p in todo:
         kept[p] = [v for v in fresh if v["platform"] == p]

@@ -7,7 +7,6 @@ are fewer than ``least``, and raises :class:`~crosstalk.claims.operands.Missing`
 """
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crosstalk.claims.operands import JOB_KEY, Missing, distinct_params, measured
 
@@ -67,6 +66,7 @@ def queue_model_error(test, table, experiment, select, units):
         return float(x.mean()), None, None, int(x.size), least
     if np.ptp(x) == 0:             # every pairing the same error: the bootstrap has nothing to vary
         return float(x[0]), float(x[0]), float(x[0]), int(x.size), least
+    from scipy import stats  # here: importing it costs every analysis process about 1 s
     ci = stats.bootstrap((x,), np.mean, confidence_level=table.confidence, n_resamples=2000,
                          method="BCa", random_state=0).confidence_interval
     return float(x.mean()), float(ci.low), float(ci.high), int(x.size), least

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import binom
 
 from crosstalk.claims.operands import CONFIDENCE, Missing, describe, paired, same_jobs, values, within_job
 
@@ -34,9 +33,12 @@ def _rank(n, confidence):
     """``(k, coverage)`` of the narrowest interval [x_(k), x_(n+1-k)] covering the median of n
     samples with at least ``confidence`` (sign test: coverage = 1 - 2 P(Bin(n, 1/2) < k)); None
     if even [min, max] covers less."""
-    best = None
+    best, below = None, 0.0          # below: P(Bin(n, 1/2) < k)
+    log_half_n = n * math.log(0.5)
     for k in range(1, n // 2 + 1):
-        coverage = 1 - 2 * binom.cdf(k - 1, n, 0.5)
+        # P(Bin(n, 1/2) = k - 1), in logs: 2^-n underflows beyond n = 1074
+        below += math.exp(math.lgamma(n + 1) - math.lgamma(k) - math.lgamma(n - k + 2) + log_half_n)
+        coverage = 1 - 2 * below
         if coverage < confidence:
             break
         best = (k, float(coverage))

@@ -7,7 +7,6 @@
 - Tables 2.4 / 2.5: bandwidth change and application slowdown under RDMA injection.
 """
 import numpy as np
-from scipy import stats
 
 from crosstalk.models import modelled
 
@@ -25,6 +24,7 @@ def fit_bandwidth_loss(rdma_bw, mem_bw, confidence=0.95):
         raise ValueError(f"need >= 3 paired points, got {x.size} and {y.size}")
     if np.ptp(x) == 0:
         raise ValueError("all injected rates are equal: the slope is undefined")
+    from scipy import stats  # here: importing it costs every analysis process about 1 s
     fit = stats.linregress(x, y)
     half = stats.t.ppf(0.5 + confidence / 2, x.size - 2) * fit.stderr
     loss = -fit.slope

@@ -14,6 +14,23 @@ def test_too_few_samples_give_no_interval():
     assert (low, high) == (1, 5) and coverage == pytest.approx(1 - 2 / 32)
 
 
+@pytest.mark.parametrize("confidence", [0.90, 0.95, 0.975])
+def test_the_interval_ranks_are_the_sign_tests_binomial_ones(confidence):
+    """The ranks and coverage come from P(Bin(n, 1/2) < k), summed in logs (2^-n underflows past
+    n = 1074): the same k and coverage as scipy's binomial, small n and large."""
+    from scipy.stats import binom
+    for n in [*range(1, 200), 1074, 1075, 5000]:
+        x = np.arange(n, dtype=float)
+        ks = [k for k in range(1, n // 2 + 1) if 1 - 2 * binom.cdf(k - 1, n, 0.5) >= confidence]
+        got = median_interval(x, confidence)
+        if not ks:
+            assert got is None, n
+            continue
+        k = max(ks)
+        assert got[:2] == (x[k - 1], x[n - k]), n
+        assert got[2] == pytest.approx(1 - 2 * binom.cdf(k - 1, n, 0.5), abs=1e-9), n
+
+
 @pytest.mark.parametrize("n", [5, 8, 12, 30])
 def test_the_interval_covers_the_true_median_as_often_as_it_says(n):
     """Log-normal samples (skewed, like HPC timings), 4000 draws per n: the share of intervals
