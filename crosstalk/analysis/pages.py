@@ -7,8 +7,9 @@ those of its platforms. The pages are written by forked workers, one per core th
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosstalk.analysis.report import benchmark_sections, write_report
+from crosstalk.analysis.report import benchmark_sections, page_template, write_report
 from crosstalk.forked import forked_map
+from crosstalk.specs import all_specs
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ def write_pages(perf, cases, verdicts, pages, figures_dir, results_dir, captions
     """Write every page of ``pages`` from the overview's rows and their ``verdicts``; returns
     their paths."""
     sections = benchmark_sections(results_dir)
+    all_specs(), page_template()     # read and compiled once, before the workers fork
 
     def write(page):
         page_perf, page_cases = rows_of(perf, page.systems), rows_of(cases, page.systems)

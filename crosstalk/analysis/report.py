@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import jinja2
@@ -67,7 +68,7 @@ def experiment_table(perf):
     if perf.empty:
         return []
     perf = perf.assign(environ=perf["environ"].fillna(NO_ENVIRON),
-                       case=perf["case"].str.split(" %repeat=").str[0])
+                       case=perf["case"].str.partition(" %repeat=")[0])
     grouped = perf.groupby(keys, sort=True)
     table = grouped["value"].agg(["median", "min", "max", "size"]).rename(columns={"size": "n"})
     table["ref_value"] = grouped["ref_value"].first()          # the first reference given
@@ -175,6 +176,15 @@ def claim_tables(verdicts, labels, runs=()):
             "main_job": {p: main_job_text(verdicts, p) for p in platforms}, "open": still_open}
 
 
+@lru_cache(maxsize=None)
+def page_template():
+    """The report page's template, compiled once per process (the pages' workers fork after it)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+    env.filters["num"] = format_number
+    env.filters["citation"] = citation
+    return env.get_template("report.html.j2")
+
+
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir, verdicts,
                  captions=None, extra_sections=None, examples_dir=None, overview=None):
     """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
@@ -204,10 +214,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir, ve
     platforms = platform_table(cases, runs)
     claims = claim_tables(verdicts, {p["platform"]: p["host_label"] for p in platforms}, runs)
     experiments.sort(key=lambda e: paper_order(e["citations"][0]["paper"]))
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
-    env.filters["num"] = format_number
-    env.filters["citation"] = citation
-    html = env.get_template("report.html.j2").render(
+    html = page_template().render(
         systems=systems or sorted({p["system"] for p in platforms}), experiments=experiments,
         counts=counts, errors=errors, platforms=platforms, runs=runs, claims=claims,
         overview=os.path.relpath(overview, out.parent) if overview else None,
