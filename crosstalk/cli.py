@@ -16,7 +16,7 @@ COMMAND_MODULES = {
     "config": "crosstalk.site.configrender",
     "spec": "crosstalk.speccheck",
     "run": "crosstalk.run.runner",
-    "report": "crosstalk.analysis.report",
+    "report": "crosstalk.analysis.workflow",
     "compare": "crosstalk.analysis.compare",
     "claims": "crosstalk.claims.cli",
     "refs": "crosstalk.analysis.references",

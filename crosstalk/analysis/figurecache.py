@@ -17,10 +17,8 @@ import shutil
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from crosstalk import REPO_ROOT
-from crosstalk.analysis.report import figure_experiments
+from crosstalk.analysis.workflow import figure_experiments
 from crosstalk.codedeps import code_files
 from crosstalk.forked import forked_map
 
@@ -52,6 +50,7 @@ def figure_rows(perf, experiment, systems):
 
 
 def rows_key(rows, code_digest):
+    import pandas as pd
     digest = hashlib.sha256(code_digest.encode())
     digest.update(",".join(map(str, rows.columns)).encode())
     digest.update(pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes())

@@ -15,8 +15,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
 from crosstalk.errors import InputError
 from crosstalk.run import runstatus
 from crosstalk.site.hostclass import from_provenance
@@ -35,7 +33,7 @@ NO_ENVIRON = "-"
 def target_of(platform, partition, environ):
     """The label of a series: ReFrame's ``system:partition+environ`` with the platform for the
     system (``vcluster@81abe5a2 (example):mpi+gnu-openmpi``). Strings or pandas columns."""
-    if isinstance(environ, pd.Series):
+    if hasattr(environ, "fillna"):     # a column (duck-typed: the workflow plans without importing pandas)
         environ = environ.fillna(NO_ENVIRON)
     elif not isinstance(environ, str):
         environ = NO_ENVIRON

@@ -118,7 +118,7 @@ def test_report_draws_the_casas_figures(local_run):
         # Another experiment's figure may fail (e.g. a spec listing a figure whose module has not
         # landed yet) and stop the workflow: draw the rest with --keep-going; ours must be drawn
         # (the results directory is new, so the files below come from this test).
-        subprocess.run([venv_tool("python3"), "-c", "from crosstalk.analysis.report import run_workflow; "
+        subprocess.run([venv_tool("python3"), "-c", "from crosstalk.analysis.workflow import run_workflow; "
                         "raise SystemExit(run_workflow(extra=['--keep-going']))"], capture_output=True, text=True,
                        env=env, timeout=900)
     figures = results / "figures"        # drawn once, shown by every page

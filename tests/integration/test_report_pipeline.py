@@ -16,7 +16,8 @@ from xt_testing import REPO, tool_env, venv_tool
 
 from crosstalk import examples_root
 from crosstalk.analysis.ingest import attempt_testcases
-from crosstalk.analysis.report import WORKFLOW, experiment_table, figure_ids, write_report
+from crosstalk.analysis.report import experiment_table, write_report
+from crosstalk.analysis.workflow import WORKFLOW, figure_ids
 from crosstalk.claims import spec_claims
 from crosstalk.cli import main
 from crosstalk.figures import FIGURES
@@ -139,9 +140,9 @@ def test_the_report_labels_the_examples_and_counts_them_apart(analysed):
 
 def test_no_examples_flag_leaves_them_out(monkeypatch):
     """`crosstalk report` passes the examples root to the workflow; --no-examples an empty one."""
-    import crosstalk.analysis.report
+    import crosstalk.analysis.workflow
     argvs = []
-    monkeypatch.setattr(crosstalk.analysis.report, "run", lambda argv, *a, **k: argvs.append(argv) or
+    monkeypatch.setattr(crosstalk.analysis.workflow, "run", lambda argv, *a, **k: argvs.append(argv) or
                         subprocess.CompletedProcess(argv, 1))
     main(["report"])
     main(["report", "--no-examples"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from crosstalk import examples_root
 from crosstalk.analysis.collect import collect
-from crosstalk.analysis.report import figure_experiments
+from crosstalk.analysis.workflow import figure_experiments
 
 RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "examples-tables.json"
 

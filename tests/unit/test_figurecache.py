@@ -7,7 +7,7 @@ import pytest
 from crosstalk import examples_root
 from crosstalk.analysis import figurecache
 from crosstalk.analysis.collect import collect
-from crosstalk.analysis.report import figure_experiments, figure_ids
+from crosstalk.analysis.workflow import figure_experiments, figure_ids
 from crosstalk.figures import draw
 
 

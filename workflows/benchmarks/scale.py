@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from crosstalk import REPO_ROOT  # noqa: E402
-from crosstalk.analysis.report import WORKFLOW, workflow_timeout  # noqa: E402
+from crosstalk.analysis.workflow import WORKFLOW, workflow_timeout  # noqa: E402
 from crosstalk.errors import CrosstalkError  # noqa: E402
 from crosstalk.proc import run  # noqa: E402
 from crosstalk.specs import all_specs  # noqa: E402

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from crosstalk.analysis.figurecache import SUFFIXES as FIGURE_SUFFIXES, drawing_inputs
 from crosstalk.analysis.ingest import raw_output_files, run_dirs
-from crosstalk.analysis.report import BENCHMARK_PAGES
+from crosstalk.analysis.workflow import BENCHMARK_PAGES
 from crosstalk.analysis.verdictstore import judging_inputs
 from crosstalk.codedeps import code_files
 
