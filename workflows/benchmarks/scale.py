@@ -279,8 +279,10 @@ def write_summary(record, out_dir):
         f"# Analysis scale benchmark ({record['date']}, {record['cores']} cores)\n\nMedians of "
         f"{record['repeat']} reports, each as `crosstalk report` makes it: one Snakemake run (collection into "
         f"the run cache, then the figures beside the verdicts, then the pages). The figures are drawn once "
-        f"for every system and the claims judged once; the overview's table is written when the collection "
-        f"ends. Peak RSS is the largest process of the workflow.\n\n" + "\n".join(lines) + "\n")
+        f"for every system and the claims judged once; a new run redraws the figures of the experiments it "
+        f"holds and judges again the platform it ran on (each platform's verdicts are kept). The overview's "
+        f"table is written when the collection ends. Peak RSS is the largest process of the workflow.\n\n"
+        + "\n".join(lines) + "\n")
     return "\n".join(lines)
 
 if __name__ == "__main__":
