@@ -135,6 +135,11 @@ def _planned(run):
         if isinstance(stages, list) else set()
 
 
+#: Run time (s) beyond which more samples are no practical way to decide a claim: it is shown as
+#: noise (its median too near the bound), not with a budget of years.
+PRACTICAL_S = 24 * 3600
+
+
 def open_question(verdict, run=None):
     """Why an inconclusive claim is still open on its platform and the one command that would
     decide it (``{why, command}``; the command is None where no number of samples would), or None
@@ -155,6 +160,9 @@ def open_question(verdict, run=None):
     if item and item["seconds"] is None:      # a fit: another run's samples join its fit
         return {"why": f"not planned by the run's stages ({item['why']}); about {more} more sample(s) "
                        f"would decide it", "command": f"crosstalk run -e {verdict['experiment']}"}
+    if item and item["seconds"] > PRACTICAL_S:
+        return {"why": f"noise: the median sits so near the claim's bound that deciding it would take about "
+                       f"{item['seconds'] / 86400:,.0f} days of runs at this spread", "command": None}
     if item:
         why = f"budget spent: the run's plan for more samples left it out ({item['why']})"
         # the time it needed at this look, half as much again for the next look's wider interval

@@ -116,6 +116,12 @@ def test_each_open_claim_says_why_and_the_command_that_would_decide_it():
     assert open_question(pilot, {"run_id": "R5", "stages": [], "unplanned": unplanned}) == {
         "why": f"budget spent: the run's plan for more samples left it out ({why})",
         "command": "crosstalk run --more R5 --budget 24m"}
+    # a need of years (a median a hair from the bound) is noise, with no command
+    years = open_question(pilot, {"run_id": "R7", "stages": [{"left_out": [
+        {"claim": CLAIM["id"], "why": "needs about 10424014394 s; 0 s of the budget were left",
+         "seconds": 10424014394}]}]})
+    assert years == {"why": "noise: the median sits so near the claim's bound that deciding it would take about "
+                            "120,648 days of runs at this spread", "command": None}
     stale = open_question(pilot, {"run_id": "R6", "stages": [{"claims": [CLAIM["id"]], "left_out": []}],
                                   "unplanned": unplanned})
     assert stale["why"].startswith("noise: measured again by the run's stages")
