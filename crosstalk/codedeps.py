@@ -3,6 +3,7 @@ transitively, read from the source (imports inside functions too), never execute
 declares them as a rule's code inputs and the figure cache keys its drawings by them, so a change
 to any of them redraws, and no hand-kept list can miss one."""
 import ast
+import hashlib
 from functools import lru_cache
 
 from crosstalk import REPO_ROOT
@@ -54,3 +55,12 @@ def code_files(*modules):
         seen.add(name)
         todo.extend(_imported_by(module_path(name)) - seen)
     return sorted(module_path(n) for n in seen)
+
+
+def files_digest(paths):
+    """sha256 (hex) of repo files' names and contents: the key part that a change to any of them
+    (code, specs, paper tables) alters."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from crosstalk import REPO_ROOT
 from crosstalk.analysis.workflow import figure_experiments
-from crosstalk.codedeps import code_files
+from crosstalk.codedeps import code_files, files_digest
 from crosstalk.forked import forked_map
 
 SUFFIXES = ("png", "svg", "caption.txt")
@@ -33,13 +33,6 @@ def drawing_inputs():
     (crosstalk.codedeps), and the papers' tables."""
     papers = REPO_ROOT / "results" / "papers"
     return code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
-
-
-def _drawing_code_digest():
-    digest = hashlib.sha256()
-    for path in drawing_inputs():
-        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def figure_rows(perf, experiment, systems):
@@ -92,7 +85,7 @@ def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, wor
     shown = out_dir / ".cache"
     shown.mkdir(parents=True, exist_ok=True)
     store = Path(store) if store else shown
-    experiments, code = figure_experiments(), _drawing_code_digest()
+    experiments, code = figure_experiments(), files_digest(drawing_inputs())
     # the figures of one experiment read the same rows: selected and hashed once
     of_experiment = {exp: figure_rows(perf, exp, systems) for exp in {experiments[fig] for fig in fig_ids}}
     keys = {exp: rows_key(rows, code) for exp, rows in of_experiment.items()}

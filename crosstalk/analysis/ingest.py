@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from crosstalk import examples_root, results_root
 from crosstalk.errors import InputError
 from crosstalk.run import runstatus
 from crosstalk.site.hostclass import from_provenance
@@ -158,7 +159,6 @@ RAW_OUTPUTS = {"ActiveProbing": ("rfm_job.out", "idle_probe.out")}
 
 def run_dir_of(origin, system, run_id):
     """The directory of a run: under the user's results or the shipped examples."""
-    from crosstalk import examples_root, results_root
     root = examples_root() if origin == "example" else results_root()
     return root / system / "runs" / run_id
 

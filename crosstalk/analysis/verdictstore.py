@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from crosstalk import REPO_ROOT
+from crosstalk.analysis.figurecache import rows_key
 from crosstalk.analysis.ingest import raw_output_files, run_dir_of
-from crosstalk.codedeps import code_files
+from crosstalk.codedeps import code_files, files_digest
 
 #: A kept platform's verdicts no report used are removed once this old (seconds): a report of
 #: other systems and, soon after, of the first ones again judges nothing twice.
@@ -30,16 +31,7 @@ def judging_inputs():
 
 
 def code_digest():
-    digest = hashlib.sha256()
-    for path in judging_inputs():
-        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-def _frame_digest(digest, rows):
-    import pandas as pd
-    digest.update(",".join(map(str, rows.columns)).encode() + b"\0")
-    digest.update(pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes())
+    return files_digest(judging_inputs())
 
 
 def _raw_outputs(perf):
@@ -57,11 +49,8 @@ def _raw_outputs(perf):
 def platform_key(perf, cases, code, trace=False):
     """The key of one platform's verdicts: its performance rows and cases, the probe outputs of its
     runs, the judging code (``code``: :func:`code_digest`) and whether cases are traced."""
-    digest = hashlib.sha256(f"{code}\0{bool(trace)}\0".encode())
-    _frame_digest(digest, perf)
-    _frame_digest(digest, cases)
-    digest.update("\n".join(_raw_outputs(perf)).encode())
-    return digest.hexdigest()
+    rows = rows_key(cases, rows_key(perf, f"{code}\0{bool(trace)}"))
+    return hashlib.sha256("\n".join([rows, *_raw_outputs(perf)]).encode()).hexdigest()
 
 
 class Store:
