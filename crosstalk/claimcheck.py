@@ -80,3 +80,11 @@ def check_claims(path, data, experiments_dir):
         band = test.get("band")
         if band and None not in band and band[0] >= band[1]:
             raise InputError(path, f"{where}.test.band", f"{band}: the lower bound must be below the upper")
+    kinds = {c["id"]: c.get("kind", "paper") for c in data.get("claims", [])}
+    for i, claim in enumerate(data.get("claims", [])):
+        control = claim.get("controlled_by")
+        if control is None:
+            continue
+        if kinds.get(control) != "check" or control == claim["id"]:
+            raise InputError(path, f"claims[{i}].controlled_by",
+                             f"{control!r} is not another claim of kind check in this spec")

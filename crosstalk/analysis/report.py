@@ -140,21 +140,25 @@ def claim_tables(verdicts, labels, runs=()):
         why,
     )
     cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
-    papers = {}
+    papers, checks = {}, {}
     for v in verdicts:
-        rows = papers.setdefault(v["paper"], {})
+        rows = papers.setdefault(v["paper"], {}) if v.get("kind", "paper") == "paper" else checks
         rows.setdefault(v["id"], {"id": v["id"], "claim": v["claim"], "citation": claim_citation(v),
-                                  "artefact": v["artefact"], "paper": paper_text(v)})
+                                  "artefact": v["artefact"], "paper": paper_text(v), "quote": v.get("quote"),
+                                  "differs": v.get("differs")})
+
+    def with_cells(rows):
+        return [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]} for row in rows.values()]
     bib = bibliography()
-    tables = [{"paper": key, "heading": f"{bib[key]['short']}: {bib[key]['title']}",
-               "claims": [{**row, "cells": [cells.get((row["id"], p)) for p in platforms]} for row in rows.values()]}
+    tables = [{"paper": key, "heading": f"{bib[key]['short']}: {bib[key]['title']}", "claims": with_cells(rows)}
               for key, rows in sorted(papers.items(), key=lambda kv: paper_order(kv[0]))]
     totals = {p: counts([v for v in verdicts if v["platform"] == p]) for p in platforms}
     latest = latest_runs(runs)
     still_open = [{"platform": v["platform"], "id": v["id"], "citation": claim_citation(v),
                    **open_question(v, latest.get((v["platform"], v["experiment"])))}
                   for v in verdicts if v["origin"] == "user" and v["verdict"] == "inconclusive"]
-    return {"platforms": platforms, "labels": labels, "tables": tables, "totals": totals, "order": VERDICTS,
+    return {"platforms": platforms, "labels": labels, "tables": tables, "checks": with_cells(checks),
+            "totals": totals, "order": VERDICTS,
             "decided": {p: decided_text(totals[p], unmeasured([v for v in verdicts if v["platform"] == p]))
                         for p in platforms},
             "main_job": {p: main_job_text(verdicts, p) for p in platforms}, "open": still_open}

@@ -20,6 +20,8 @@ from crosstalk.claims.fits import FITS
 from crosstalk.claims.judge import Missing, Separate, confidence_for, effects, fit_verdict, separate_verdict, verdict
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
+from crosstalk.claims.present import summary
+from crosstalk.claims.tally import VERDICTS, counts, paper_claims  # noqa: F401  (the package's API)
 from crosstalk.forked import forked_map
 from crosstalk.site.systemfacts import decode as decode_facts, unmet
 from crosstalk.skips import is_platform
@@ -27,8 +29,6 @@ from crosstalk.specs import all_specs, load_spec
 
 #: Order of the overall verdicts: the first that any group has wins.
 _PRECEDENCE = ("contradicted", "inconclusive", "reproduced", "not run", "not applicable")
-#: The verdicts in the order they are shown.
-VERDICTS = ("reproduced", "contradicted", "inconclusive", "not run", "not applicable")
 
 
 def spec_claims():
@@ -285,7 +285,9 @@ def judge(perf, cases, trace=False, workers=1, store=None):
                        "measured": spec.name in experiments_of.get(platform, ()),
                        "host_label": first["host_label"], "experiment": spec.name, "id": claim["id"],
                        "paper": claim["paper"], "item": claim["item"], "artefact": claim.get("artefact"),
-                       "claim": claim["claim"], "paper_values": claim.get("paper_values", []),
+                       "claim": claim["claim"], "kind": claim.get("kind", "paper"), "quote": claim["quote"],
+                       "differs": claim.get("differs"), "controlled_by": claim.get("controlled_by"),
+                       "paper_values": claim.get("paper_values", []),
                        "test": claim["test"], "confidence": tables[platform].confidence, **result}
 
     tasks = list(enumerate(itertools.product(todo, spec_claims())))
@@ -293,7 +295,7 @@ def judge(perf, cases, trace=False, workers=1, store=None):
         import scipy.stats  # noqa: F401  (the fits' statistics: imported once, before the fork)
     fresh = [v for _, v in sorted(forked_map(judged, tasks, workers), key=lambda iv: iv[0])]
     for p in todo:
-        kept[p] = [v for v in fresh if v["platform"] == p]
+        kept[p] = apply_controls([v for v in fresh if v["platform"] == p])
         if store is not None:
             store.put(keys[p], kept[p])
     if store is not None:
@@ -301,8 +303,19 @@ def judge(perf, cases, trace=False, workers=1, store=None):
     return [v for p in platforms for v in kept[p]]
 
 
-def counts(verdicts):
-    """``{verdict: n}`` over judged claims, in the order of the verdicts."""
-    c = Counter(v["verdict"] for v in verdicts)
-    return {v: c.get(v, 0) for v in VERDICTS}
-
+def apply_controls(verdicts):
+    """One platform's verdicts with each claim whose control (``controlled_by``, a check) is
+    contradicted there made not applicable: the control shows the effect without the cause the
+    claim names (a network-free load raising the probe latency: CPU contention, not the switch), so
+    the claim's effect cannot be told from it on this platform."""
+    by_id = {v["id"]: v for v in verdicts}
+    out = []
+    for v in verdicts:
+        control = by_id.get(v.get("controlled_by"))
+        if control is not None and control["verdict"] == "contradicted" and v["verdict"] != "not applicable":
+            reason = (f"not decidable here: its control {control['id']} is contradicted on this platform "
+                      f"({'; '.join(summary(control))}), so the effect shows without the network")
+            v = {**v, "verdict": "not applicable", "controlled_out": True,
+                 "groups": [{"group": "", "verdict": "not applicable", "reason": reason}]}
+        out.append(v)
+    return out

@@ -37,8 +37,14 @@ def print_verdicts(verdicts, out=sys.stdout):
             main_job = main_job_text(verdicts, platform)
             if main_job:
                 print(f"  main job, {main_job}", file=out)
-        print(f"  {row['verdict'].upper():<13} {row['id']} ({citation(row)})", file=out)
-        print(f"      claim: {row['claim']}", file=out)
+        check = row.get("kind", "paper") == "check"
+        print(f"  {row['verdict'].upper():<13} {row['id']} ({'check of this platform, from ' if check else ''}"
+              f"{citation(row)})", file=out)
+        print(f"      {'check' if check else 'claim'}: {row['claim']}", file=out)
+        if row.get("quote"):
+            print(f"      quote: \"{row['quote']['text']}\" ({row['quote']['source']})", file=out)
+        if row.get("differs"):
+            print(f"      ours differs: {row['differs']}", file=out)
         print(f"      paper: {paper_text(row)}", file=out)
         for line in summary(row):
             print(f"      here:  {line}", file=out)
@@ -69,7 +75,7 @@ def write_junit(verdicts, path):
 
 
 def _cmd_claims(args):
-    from crosstalk.claims import counts, judge, spec_claims
+    from crosstalk.claims import counts, judge, paper_claims, spec_claims
     if args.junit and (args.junit.is_dir() or not args.junit.parent.is_dir()):
         raise InputError(args.junit, "--junit", "is a directory" if args.junit.is_dir() else
                          f"no such directory {str(args.junit.parent)!r} to write it in")
@@ -92,14 +98,16 @@ def _cmd_claims(args):
     verdicts = [v for v in judge(perf, cases) if not wanted or v["id"] in wanted]
     print_verdicts(verdicts)
     total = counts(verdicts)
+    claims = paper_claims(verdicts)
     print("\n" + ", ".join(f"{n} {v}" for v, n in total.items()) +
-          f" ({len(verdicts)} claims x platforms; intervals: 90 % of the median, exact; 95 % on a platform "
+          f" ({len(claims)} claims x platforms, and {len(verdicts) - len(claims)} checks of a platform apart; "
+          "intervals: 90 % of the median, exact; 95 % on a platform "
           "whose runs had time for a second stage)")
     if args.junit:
         write_junit(verdicts, args.junit)
     if errors:
         return 2
-    gate = [v for v in verdicts if v["origin"] == "user" and v["verdict"] == "contradicted"]
+    gate = [v for v in claims if v["origin"] == "user" and v["verdict"] == "contradicted"]
     return 1 if gate else 0
 
 

@@ -3,7 +3,7 @@ its interval, the paper's values, and one line per claim."""
 import math
 
 from crosstalk.bibliography import bibliography
-from crosstalk.claims import counts
+from crosstalk.claims.tally import counts
 
 
 def _num(v):

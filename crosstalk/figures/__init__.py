@@ -80,6 +80,22 @@ def experiment_cases(perf, experiment, systems):
     return with_target(pd.concat([wide, params], axis=1))
 
 
+def groves_triad(cases):
+    """``cases`` (experiment_cases of stream or nimc-stream) with ``triad`` and ``triad_alone``
+    columns in Groves' way (2017 §2.2.4: the rate from the average Triad time) and ``triad_how``
+    saying which: a target whose runs recorded no average (runs before crosstalk measured it) shows
+    its best rate, labelled, never mixed with another target's averages."""
+    cases = cases.copy()
+    for name in ("triad_bw", "triad_bw_avg", "triad_bw_alone", "triad_bw_avg_alone"):
+        if name not in cases:
+            cases[name] = float("nan")
+    has_avg = cases.groupby("target")["triad_bw_avg"].transform(lambda s: s.notna().any())
+    cases["triad"] = cases["triad_bw_avg"].where(has_avg, cases["triad_bw"])
+    cases["triad_alone"] = cases["triad_bw_avg_alone"].where(has_avg, cases["triad_bw_alone"])
+    cases["triad_how"] = has_avg.map({True: "average time", False: "best rate, an older run"})
+    return cases
+
+
 def in_job_ratio(loaded, metric, alone, apart, ratio=lambda value, base: value / base):
     """(the median of each round's ``ratio(metric, alone)``, the median alone, the median of
     ``metric``, the samples as text) of cases that ran their baseline in turn in the same job (the

@@ -155,6 +155,7 @@ class Energy(rfm.RegressionTestPlugin):
         slurm_j = None
         if slurm and not tag:
             slurm_j = sacct_energy(self._staged("energy.sacct"), os.path.basename(str(self.executable)))
+        cpu_j = None      # the CPU's own energy, where a meter reads it (SAND2012-1750 §6 measured only that)
         if source == "pm_counters":
             total, e_cpu = sum(per_host.values()), None
             model = {"equation": "metered (whole node)", "nodes": len(per_host), "per_node_j": per_host}
@@ -165,6 +166,7 @@ class Energy(rfm.RegressionTestPlugin):
             rec = eq.total_energy(e_cpu, runtime_s, s["nodes"], s["bw_fraction"], s["memory_w"],
                                   s["network_w_full"])
             total = rec["value"]
+            cpu_j = e_cpu * s["nodes"]
             model.update(e_cpu_per_node_j=e_cpu, e_cpu="measured")
         else:
             source = "modelled"
@@ -182,8 +184,8 @@ class Energy(rfm.RegressionTestPlugin):
         else:
             self.keep_files += [f"energy{tag}.json"]
         with open(os.path.join(self.stagedir, f"energy{tag}.json"), "w") as fp:
-            json.dump({"source": source, "energy_j": total, "model": model}, fp, indent=1)
-        return {"energy_j": total, "source": source, "label": unit_label, "model": model}
+            json.dump({"source": source, "energy_j": total, "cpu_energy_j": cpu_j, "model": model}, fp, indent=1)
+        return {"energy_j": total, "cpu_energy_j": cpu_j, "source": source, "label": unit_label, "model": model}
 
     def energy_perf_variables(self, round_times):
         """Performance variables time_s, energy_j and edp_w1..3 (units say how the energy was
@@ -193,7 +195,9 @@ class Energy(rfm.RegressionTestPlugin):
         under a meter it assumes the power stayed constant from round to round."""
         times = [float(t) for t in round_times]
         res = self.energy_result(sum(times))
-        return self._energy_variables("", times, [res["energy_j"] * t / sum(times) for t in times], res["label"])
+        share = [t / sum(times) for t in times]
+        cpu = None if res["cpu_energy_j"] is None else [res["cpu_energy_j"] * f for f in share]
+        return self._energy_variables("", times, [res["energy_j"] * f for f in share], res["label"], cpu)
 
     def step_energy_variables(self, suffix, steps):
         """The variables of :meth:`energy_perf_variables`, named with ``suffix``, of one step per
@@ -202,10 +206,14 @@ class Energy(rfm.RegressionTestPlugin):
         step only, is left out so that every step's energy has the same source)."""
         results = [self.energy_result(t, tag, fraction, slurm=False) for tag, t, fraction in steps]
         labels = sorted({r["label"] for r in results})
+        cpu = [r["cpu_energy_j"] for r in results]
         return self._energy_variables(suffix, [float(t) for _, t, _ in steps], [r["energy_j"] for r in results],
-                                      " / ".join(labels))
+                                      " / ".join(labels), None if None in cpu else cpu)
 
-    def _energy_variables(self, suffix, times, energies, label):
+    def _energy_variables(self, suffix, times, energies, label, cpu_energies=None):
+        """time_s, energy_j (total: Eq 6.2 around what was metered) and edp_w1..3; where a meter
+        read the CPU (RAPL, Slurm), cpu_energy_j and cpu_edp_w1..3 too: the paper's CPU-frequency
+        results are CPU energy alone. Without a meter they are absent, never modelled."""
         out = {f"time_s{suffix}": sn.make_performance_function(self.over_rounds(f"time_s{suffix}", times), "s"),
                f"energy_j{suffix}": sn.make_performance_function(self.over_rounds(f"energy_j{suffix}", energies),
                                                                  f"J ({label})")}
@@ -213,4 +221,11 @@ class Energy(rfm.RegressionTestPlugin):
             edp = [e * t ** w for e, t in zip(energies, times)]
             out[f"edp_w{w}{suffix}"] = sn.make_performance_function(self.over_rounds(f"edp_w{w}{suffix}", edp),
                                                                     f"{unit} ({label})")
+        if cpu_energies is not None and not suffix:     # the claims read the case's own step only
+            out[f"cpu_energy_j{suffix}"] = sn.make_performance_function(
+                self.over_rounds(f"cpu_energy_j{suffix}", cpu_energies), "J (CPU, metered)")
+            for w, unit in ((1, "J s"), (2, "J s^2"), (3, "J s^3")):
+                edp = [e * t ** w for e, t in zip(cpu_energies, times)]
+                out[f"cpu_edp_w{w}{suffix}"] = sn.make_performance_function(
+                    self.over_rounds(f"cpu_edp_w{w}{suffix}", edp), f"{unit} (CPU, metered)")
         return out
