@@ -37,7 +37,11 @@ def pytest_collection_modifyitems(items):
         if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
             item.add_marker(pytest.mark.fast)
         machine = machine_of(item)
-        item.add_marker(pytest.mark.xdist_group(WORKER_OF.get(machine, machine) or item.nodeid.split("::")[0]))
+        group = WORKER_OF.get(machine, machine) or item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+        # in the JUnit file (--junitxml): .ci/run's time per tier and group (scripts/bench_test_tiers.py)
+        tier = next(t for t in ("slow", "cluster", "fast") if item.get_closest_marker(t))
+        item.user_properties += [("tier", tier), ("group", group)]
 
 
 @pytest.fixture(scope="session", autouse=True)
