@@ -138,8 +138,25 @@ def claim_tables(verdicts, labels, runs=()):
         summary,
         unmeasured,
         why,
+        with_moves,
     )
-    cells = {(v["id"], v["platform"]): {"verdict": v["verdict"], "lines": summary(v), "why": why(v)} for v in verdicts}
+    notes = {}      # (platform, text) -> the note's anchor and number: each note once per platform
+
+    def note_of(v, platform):
+        text = why(v)
+        if not text:
+            return None
+        mine = [k for k in notes if k[0] == platform]
+        if (platform, text) not in notes:
+            slug = re.sub(r"[^a-z0-9]+", "-", platform.lower()).strip("-")
+            notes[(platform, text)] = {"anchor": f"note-{slug}-{len(mine) + 1}", "n": len(mine) + 1}
+        return notes[(platform, text)]
+    platforms = [p for p in platforms if p not in moved_only(verdicts)]
+    cells = {}
+    for p in platforms:
+        for v in with_moves(verdicts, p):      # a claim the main job judged elsewhere: that verdict
+            moved = [f"judged on {v['system']}, where the main job ran {v['experiment']}"] if v["platform"] != p else []
+            cells[(v["id"], p)] = {"verdict": v["verdict"], "lines": moved + summary(v), "why": note_of(v, p)}
     papers, checks = {}, {}
     for v in verdicts:
         rows = papers.setdefault(v["paper"], {}) if v.get("kind", "paper") == "paper" else checks
@@ -157,11 +174,29 @@ def claim_tables(verdicts, labels, runs=()):
     still_open = [{"platform": v["platform"], "id": v["id"], "citation": claim_citation(v),
                    **open_question(v, latest.get((v["platform"], v["experiment"])))}
                   for v in verdicts if v["origin"] == "user" and v["verdict"] == "inconclusive"]
+    platform_notes = {p: [{**ref, "text": text} for (q, text), ref in notes.items() if q == p] for p in platforms}
     return {"platforms": platforms, "labels": labels, "tables": tables, "checks": with_cells(checks),
+            "notes": platform_notes,
             "totals": totals, "order": VERDICTS,
             "decided": {p: decided_text(totals[p], unmeasured([v for v in verdicts if v["platform"] == p]))
                         for p in platforms},
             "main_job": {p: main_job_text(verdicts, p) for p in platforms}, "open": still_open}
+
+
+def moved_only(verdicts):
+    """Platforms that only hold experiments another platform's main job moved there (e.g. vcsand,
+    shaped like Red Storm for E6): shown in the mover's column, not as a column of "not run"."""
+    moved = {}
+    for v in verdicts:
+        if v.get("judged_on"):
+            moved.setdefault((v["judged_on"], v["origin"]), set()).add(v["experiment"])
+    out = set()
+    for p in {v["platform"] for v in verdicts}:
+        mine = [v for v in verdicts if v["platform"] == p]
+        ran = {v["experiment"] for v in mine if v.get("measured", True)}
+        if ran and ran <= moved.get((mine[0]["system"], mine[0]["origin"]), set()):
+            out.add(p)
+    return out
 
 
 @lru_cache(maxsize=None)

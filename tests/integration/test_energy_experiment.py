@@ -62,11 +62,13 @@ def test_cases_complete_and_cpufreq_skipped_with_reason(energy_run):
     assert len(skipped) == 4 * 3 and all(_params(c)["cpu_freq"] != "default" for c in skipped)
     at_4x = [c for c in skipped if _params(c)["link"] == "4X"]
     assert at_4x and all("cannot set the CPU frequency" in c["reason"] for c in at_4x)
+    # no CPU meter here (capabilities.rapl false): no CPU energy at all, never a modelled one
     own = {"time_s", "energy_j", "edp_w1", "edp_w2", "edp_w3"}
     for link in FRACTION:
         # a narrower link's job measures at the next wider link too
         want = own if link == "4X" else own | {f"{m}_wider" for m in own}
         assert {r["metric"] for r in perf if _params(r)["link"] == link} == want, link
+    assert not [r for r in perf if r["metric"].startswith("cpu_")]
 
 
 def test_a_narrower_link_job_pairs_each_round_with_the_wider_link(energy_run):

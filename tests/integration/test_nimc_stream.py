@@ -42,6 +42,11 @@ def test_injection_does_not_raise_memory_bandwidth(tmp_path, run_env):
     faster = sum(injected[s] > alone[s] for s in alone)
     verdict = binomtest(faster, SESSIONS, 0.5, alternative="greater")
     assert verdict.pvalue >= 0.01, f"injected faster in {faster}/{SESSIONS}: alone {alone}, injected {injected}"
+    # Groves' Triad (average time) is what the claims read: in every job, never above the best rate
+    for injection in ("off", "max"):
+        best, avg = by_session("triad_bw", injection), by_session("triad_bw_avg", injection)
+        assert sorted(avg) == list(range(SESSIONS)) and all(0 < avg[s] <= best[s] for s in avg)
+    assert sorted(by_session("triad_bw_avg_alone", "max")) == list(range(SESSIONS))
     # The injector really ran beside STREAM (a paced rate is met: tests/bench, xt-inject).
     assert all(v > 0 for v in by_session("injected_bw", "max").values())   # how fast is the host's
     # Each injected job measured Triad alone, then under injection, in each of its rounds.

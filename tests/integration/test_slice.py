@@ -42,6 +42,9 @@ def test_run_leaves_report_perflogs_and_provenance(stream_run):
         value, ref, *_ = case["perfvalues"]["local:default:triad_bw"]
         assert value > 100, "Triad below 100 MB/s cannot be a real memory bandwidth"
         assert ref == 0  # explore mode: no reference file for 'local' in this test
+        # Groves' rate from the average time: never above the best rate of the same iterations
+        avg = case["perfvalues"]["local:default:triad_bw_avg"][0]
+        assert 0 < avg <= value
     assert list((stream_run / "perflogs").rglob("StreamTriad*.log"))
     prov = json.loads((stream_run / "provenance.json").read_text())
     assert prov["system"] == "local" and prov["profile"] == "quick"

@@ -109,3 +109,34 @@ def test_the_main_job_headline_counts_each_moved_claim_where_it_was_judged():
                 row("sand@2", "vcsand", "e1", "contradicted"), row("sand@2", "vcsand", "e2", "inconclusive")]
     assert main_job_text(verdicts, "vc@1") == "with e judged on vcsand: 2 of 4 applicable claims decided (50%)"
     assert main_job_text(verdicts, "sand@2") is None          # it moved nothing
+
+
+def test_the_report_shows_a_moved_experiment_in_the_main_jobs_column_and_each_balance_note_once():
+    """The platform that only ran what the main job moved there (vcsand) is no column of "not run":
+    its verdicts stand in the main platform's cells, saying where they were judged; a balance note
+    shared by several claims of a platform is written once and each cell links it."""
+    from crosstalk.analysis.report import claim_tables, moved_only
+
+    def row(platform, system, claim, verdict, **extra):
+        return {"platform": platform, "system": system, "origin": "user", "id": claim, "experiment": claim[:1],
+                "verdict": verdict, "measured": True, "paper": "sand2012", "item": "Table 6.2", "artefact": None,
+                "claim": claim, "kind": "paper", "quote": {"text": "q" * 20, "source": "s"}, "differs": None,
+                "paper_values": [], "groups": [{"group": "", "verdict": verdict, "reason": "r", "estimate": 1.0,
+                                                "ci_low": None, "ci_high": None, "n": 3, "low": 1, "high": None}],
+                "note": "balance: the same long note", **extra}
+    verdicts = [row("vc@1", "vcluster", "a1", "not run"), row("vc@1", "vcluster", "a2", "not run"),
+                row("vc@1", "vcluster", "e1", "not applicable", judged_on="vcsand"),
+                row("sand@2", "vcsand", "a1", "not run", measured=False),
+                row("sand@2", "vcsand", "a2", "not run", measured=False),
+                row("sand@2", "vcsand", "e1", "contradicted")]
+    assert moved_only(verdicts) == {"sand@2"}
+    tables = claim_tables(verdicts, {"vc@1": "host", "sand@2": "host"})
+    assert tables["platforms"] == ["vc@1"]
+    cells = {c["id"]: c["cells"][0] for t in tables["tables"] for c in t["claims"]}
+    assert cells["e1"]["verdict"] == "contradicted" and cells["e1"]["lines"][0].startswith("judged on vcsand")
+    assert tables["notes"]["vc@1"] == [{"anchor": "note-vc-1-1", "n": 1, "text": "why the magnitude may differ: "
+                                        "balance: the same long note"}]
+    assert {cells[c]["why"]["anchor"] for c in ("a1", "a2", "e1")} == {"note-vc-1-1"}
+    # a platform that also ran an experiment of its own keeps its column
+    verdicts[3]["measured"] = True
+    assert moved_only(verdicts) == set()
