@@ -57,6 +57,7 @@ def _partition(system, part, environment_names):
             "interface": network.get("interface"),
             "topology": network.get("topology"),
             "like": network.get("like"),
+            "interrupt_core": network.get("interrupt_core"),
             "launcher_options": list(part.get("launcher_options", [])),
             "rma_mt_env": {k: str(v) for k, v in system.get("rma_mt_env", {}).items()},
             **part.get("extras", {}),

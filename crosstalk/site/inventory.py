@@ -198,6 +198,10 @@ def load_system(inventory_dir):
     if rate is not None and not float(_RATE.match(rate).group(1)) > 0:
         raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.network.link_rate",
                          f"{rate!r}: a link rate must be above zero (e.g. 100mbit, 1gbit, 2.5gbit)")
+    irq = (system.get("network") or {}).get("interrupt_core")
+    if irq is not None and irq["core"] not in irq["socket_cores"]:
+        raise InputError(defining_file(inventory, SYSTEM_VAR), f"{SYSTEM_VAR}.network.interrupt_core",
+                         f"core {irq['core']} is not among its socket_cores {irq['socket_cores']}")
     names = [p["name"] for p in system["partitions"]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -63,6 +63,27 @@ def test_example_slurm_renders_container_platform(tmp_path):
     assert debug["extras"]["build_origin"] == "container"
 
 
+def test_the_interrupt_core_reaches_every_partition(inventory_copy, tmp_path):
+    """network.interrupt_core (optional) is each partition's extras.interrupt_core, where the
+    core-mapping test reads it."""
+    inv = inventory_copy()
+    irq = {"core": 0, "socket_cores": [0, 2]}
+    edit_system(inv, lambda s: s["network"].update(interrupt_core=irq))
+    (config,) = render(inv, tmp_path)[:1]
+    partitions = yaml.safe_load(config.read_text())["systems"][0]["partitions"]
+    assert partitions and all(p["extras"]["interrupt_core"] == irq for p in partitions)
+    (plain,) = render(REPO / "inventories" / "local", tmp_path / "plain")[:1]
+    assert all(p["extras"]["interrupt_core"] is None
+               for p in yaml.safe_load(plain.read_text())["systems"][0]["partitions"])
+
+
+def test_an_interrupt_core_off_its_socket_is_refused(inventory_copy):
+    inv = inventory_copy()
+    edit_system(inv, lambda s: s["network"].update(interrupt_core={"core": 3, "socket_cores": [0, 2]}))
+    with pytest.raises(InputError, match=r"network\.interrupt_core: core 3 is not among its socket_cores"):
+        load_system(inv)
+
+
 def test_missing_key_names_file_and_field(inventory_copy):
     inv = inventory_copy()
     path = edit_system(inv, lambda s: s.pop("cores_per_node"))
