@@ -1,12 +1,26 @@
-"""RMA-MT, Groves 2017 §2.1 (spec: rma-mt)."""
+"""RMA-MT, Groves 2017 §2.1 (spec: rma-mt).
+
+Message sizes are Groves' axis, the total split over the threads (a case's ``sizes`` parameter:
+``total``). Cases recorded before that parameter gave each thread the whole size, so their T-thread
+points sit at T times the total of their one-thread points: they are drawn as series of their own,
+labelled "per-thread sizes", never pooled with the total-size ones. Our operation rate (``op_rate``,
+two ranks) is not Groves' message rate (the SMB halo exchange with six neighbours) and is not drawn
+beside his figures."""
 import pandas as pd
 
 from crosstalk.analysis.ingest import NO_ENVIRON
 from crosstalk.figures import SERIES, experiment_cases, figure, no_data, plt, read_paper_csv
 
 #: A case of T > 1 threads measures one thread too, in turn in the same process: its baselines.
-ONE_THREAD = {"bandwidth": "bandwidth_one_thread", "message_rate": "message_rate_one_thread",
+ONE_THREAD = {"bandwidth": "bandwidth_one_thread", "op_rate": "op_rate_one_thread",
               "latency": "latency_one_thread"}
+#: A case's ``sizes`` where it has none: recorded before the parameter, each thread moved the size.
+OLD_SIZES = "per_thread"
+
+
+def sizes_note(sizes):
+    """A series label's suffix: nothing on Groves' axis (total sizes), else which axis it is on."""
+    return "" if sizes == "total" else " (per-thread sizes)"
 
 
 def rmamt_cases(perf, systems):
@@ -16,7 +30,8 @@ def rmamt_cases(perf, systems):
     cases = experiment_cases(perf, "rma-mt", systems)
     if cases.empty:
         return cases
-    series = [*SERIES, "op", "sync"]
+    cases = cases.assign(sizes=cases["sizes"].fillna(OLD_SIZES) if "sizes" in cases else OLD_SIZES)
+    series = [*SERIES, "op", "sync", "sizes"]
     text = cases[series].astype(str)
     key = text[series[0]].str.cat([text[c] for c in series[1:]], sep="|")
     own = set(key[cases["threads"] == 1])
@@ -38,14 +53,14 @@ def rmamt_threads(perf, systems):
         no_data(ax_bw, "RMA-MT")
         no_data(ax_lat, "RMA-MT")
     else:
-        for (target, op, sync), part in cases.groupby(["target", "op", "sync"]):
+        for (target, op, sync, sizes), part in cases.groupby(["target", "op", "sync", "sizes"]):
             part = part.groupby("threads")[["bandwidth", "latency"]].median().reset_index()
-            label = f"{target} {op} {sync}"
+            label = f"{target} {op} {sync}{sizes_note(sizes)}"
             ax_bw.plot(part["threads"], part["bandwidth"], marker="o", label=label)
             ax_lat.plot(part["threads"], part["latency"], marker="o", label=label)
-        for ax, unit in ((ax_bw, "Bandwidth at the largest size (MiB/s)"),
-                         (ax_lat, "Median epoch latency at the smallest size (us)")):
-            ax.set_xlabel("Threads")
+        for ax, unit in ((ax_bw, "Bandwidth at the largest total message size (MiB/s)"),
+                         (ax_lat, "Median epoch latency at the smallest total size (us)")):
+            ax.set_xlabel("Threads (the total message size split over them)")
             ax.set_ylabel(unit)
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted(cases["threads"].unique()), [str(t) for t in sorted(cases["threads"].unique())])
@@ -57,14 +72,17 @@ def rmamt_threads(perf, systems):
     fig.text(0.01, -0.02, "Paper (Skybridge, QDR IB): " + "; ".join(quotes[:5]), fontsize=6, wrap=True)
     fig.tight_layout()
     return fig, ("Multithreaded MPI one-sided communication (xt-rmamt, 2 ranks on 2 nodes, threads created "
-                 "once): bandwidth at the largest message size and median latency per epoch at the smallest, "
-                 f"by thread count, for each operation and synchronisation. Paper reference points: {citation}.")
+                 "once): bandwidth at the largest total message size and median latency per epoch at the "
+                 "smallest, by thread count, for each operation and synchronisation. A size is the total split "
+                 "over the threads (each of T threads moves size/T bytes), Groves' axis; series marked "
+                 "\"per-thread sizes\" are runs recorded before that, whose T threads each moved the whole "
+                 f"size (T times the total). Paper reference points: {citation}.")
 
 
-#: Panels of the implementation comparison: metric, axis label.
-MPI_PANELS = (("bandwidth", "Bandwidth, largest size (MiB/s)"),
-              ("message_rate", "Message rate, smallest size (msgs/s)"),
-              ("latency", "Median epoch latency, smallest size (us)"))
+#: Panels of the implementation comparison: metric, axis label. Groves' quantities only: his
+#: message rate is the halo exchange's, which our two-rank op_rate is not.
+MPI_PANELS = (("bandwidth", "Bandwidth, largest total size (MiB/s)"),
+              ("latency", "Median epoch latency, smallest total size (us)"))
 
 
 @figure("rmamt_mpis")
@@ -86,18 +104,18 @@ def rmamt_mpis(perf, systems):
         places = sorted(set(zip(cases["platform"], cases["partition"])))
         marker = {place: "osD^v<>"[i % 7] for i, place in enumerate(places)}  # marker: platform:partition
         for row, op in zip(axes, ops):
-            for (platform, partition, environ, sync), part in cases[cases.op == op].groupby(
-                    ["platform", "partition", "environ", "sync"]):
+            for (platform, partition, environ, sync, sizes), part in cases[cases.op == op].groupby(
+                    ["platform", "partition", "environ", "sync", "sizes"]):
                 medians = part.groupby("threads")[[m for m, _ in MPI_PANELS if m in part]].median().reset_index()
                 for ax, (metric, _) in zip(row, MPI_PANELS):
                     if metric in medians:
                         ax.plot(medians["threads"], medians[metric], color=colour[sync],
                                 marker=marker[(platform, partition)],
                                 linestyle="-" if environ == environs[0] else "--",   # style: MPI
-                                label=f"{platform}:{partition} {environ} {sync}")
+                                label=f"{platform}:{partition} {environ} {sync}{sizes_note(sizes)}")
             for ax, (metric, label) in zip(row, MPI_PANELS):
                 ax.set_title(f"{op}: {metric.replace('_', ' ')}", fontsize=9)
-                ax.set_xlabel("Threads")
+                ax.set_xlabel("Threads (the total message size split over them)", fontsize=8)
                 ax.set_ylabel(label, fontsize=8)
                 ax.set_xscale("log", base=2)
                 ax.grid(alpha=0.3)
@@ -130,7 +148,10 @@ def _mpis_caption(paper, citation):
               for r in paper.itertuples()]
     return ("RMA-MT under each MPI implementation of the system (colour: synchronisation; solid: the first "
             "environment, dashed: the other; marker: platform and partition), per operation: bandwidth at the "
-            "largest size, message rate at the smallest and median latency per epoch, by thread count; failed "
-            "cases counted above. Groves measured MVAPICH (an MPICH derivative) and Open MPI on Skybridge (QDR "
-            "InfiniBand) and cautions against comparing the two directly; the paper's points: " + "; ".join(quotes)
-            + f" ({citation}).")
+            "largest total message size and median latency per epoch at the smallest, by thread count (a size is "
+            "the total split over the threads; \"per-thread sizes\" marks runs recorded before, whose T threads "
+            "each moved the whole size); failed cases counted above. Groves' message-rate figures (2.7, 2.10) are "
+            "the Sandia micro-benchmarks' halo exchange with six neighbours, which two ranks cannot form: not "
+            "drawn here (xt-rmamt's two-rank op_rate is recorded, not compared). Groves measured MVAPICH (an "
+            "MPICH derivative) and Open MPI on Skybridge (QDR InfiniBand) and cautions against comparing the two "
+            "directly; the paper's points: " + "; ".join(quotes) + f" ({citation}).")
