@@ -23,6 +23,16 @@ def sizes_note(sizes):
     return "" if sizes == "total" else " (per-thread sizes)"
 
 
+def threads_label(cases):
+    """The thread axis's label, saying what a message size was in the series drawn."""
+    kinds = set(cases["sizes"])
+    if kinds == {"total"}:
+        return "Threads (the total message size split over them)"
+    if "total" not in kinds:
+        return "Threads (each moving the whole message size: per-thread sizes)"
+    return "Threads (the total message size split over them; per thread where marked)"
+
+
 def rmamt_cases(perf, systems):
     """The RMA-MT cases, with a one-thread point from the one-thread baselines of the cases of more
     threads wherever a series has no one-thread case of its own (the quick profile runs none: every
@@ -43,6 +53,15 @@ def rmamt_cases(perf, systems):
     return pd.concat([cases, ones.dropna(subset=list(measured), how="all")], ignore_index=True)
 
 
+def legend_below(fig, ax, top, ncol=3):
+    """One legend, ``ax``'s, below the panels: in a panel it hid the data and squeezed the others."""
+    handles, labels = ax.get_legend_handles_labels()
+    rows = -(-len(labels) // ncol)
+    fig.set_figheight(fig.get_figheight() + 0.17 * rows + 0.3)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, (0.17 * rows + 0.3) / fig.get_figheight(), 1, top))
+
+
 @figure("rmamt_threads")
 def rmamt_threads(perf, systems):
     """RMA-MT bandwidth (largest size) and latency (smallest size) by threads, per synchronisation."""
@@ -58,19 +77,21 @@ def rmamt_threads(perf, systems):
             label = f"{target} {op} {sync}{sizes_note(sizes)}"
             ax_bw.plot(part["threads"], part["bandwidth"], marker="o", label=label)
             ax_lat.plot(part["threads"], part["latency"], marker="o", label=label)
-        for ax, unit in ((ax_bw, "Bandwidth at the largest total message size (MiB/s)"),
-                         (ax_lat, "Median epoch latency at the smallest total size (us)")):
-            ax.set_xlabel("Threads (the total message size split over them)")
+        for ax, unit in ((ax_bw, "Bandwidth at the largest message size (MiB/s)"),
+                         (ax_lat, "Median epoch latency at the smallest size (us)")):
+            ax.set_xlabel(threads_label(cases))
             ax.set_ylabel(unit)
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted(cases["threads"].unique()), [str(t) for t in sorted(cases["threads"].unique())])
             ax.grid(alpha=0.3)
             ax.set_ylim(bottom=0)
-        ax_bw.legend(fontsize=7, ncol=2)
     quotes = [f"{r.mpi} {r.metric} {r.sync} t={r.threads}: {r.value:g} {r.unit} ({r.source})"
               for r in paper.itertuples()]
     fig.text(0.01, -0.02, "Paper (Skybridge, QDR IB): " + "; ".join(quotes[:5]), fontsize=6, wrap=True)
-    fig.tight_layout()
+    if cases.empty:
+        fig.tight_layout()
+    else:
+        legend_below(fig, ax_bw, top=1, ncol=2)
     return fig, ("Multithreaded MPI one-sided communication (xt-rmamt, 2 ranks on 2 nodes, threads created "
                  "once): bandwidth at the largest total message size and median latency per epoch at the "
                  "smallest, by thread count, for each operation and synchronisation. A size is the total split "
@@ -81,8 +102,8 @@ def rmamt_threads(perf, systems):
 
 #: Panels of the implementation comparison: metric, axis label. Groves' quantities only: his
 #: message rate is the halo exchange's, which our two-rank op_rate is not.
-MPI_PANELS = (("bandwidth", "Bandwidth, largest total size (MiB/s)"),
-              ("latency", "Median epoch latency, smallest total size (us)"))
+MPI_PANELS = (("bandwidth", "Bandwidth, largest size (MiB/s)"),
+              ("latency", "Median epoch latency, smallest size (us)"))
 
 
 @figure("rmamt_mpis")
@@ -115,7 +136,7 @@ def rmamt_mpis(perf, systems):
                                 label=f"{platform}:{partition} {environ} {sync}{sizes_note(sizes)}")
             for ax, (metric, label) in zip(row, MPI_PANELS):
                 ax.set_title(f"{op}: {metric.replace('_', ' ')}", fontsize=9)
-                ax.set_xlabel("Threads (the total message size split over them)", fontsize=8)
+                ax.set_xlabel(threads_label(cases), fontsize=8)
                 ax.set_ylabel(label, fontsize=8)
                 ax.set_xscale("log", base=2)
                 ax.grid(alpha=0.3)
@@ -132,12 +153,7 @@ def rmamt_mpis(perf, systems):
                            & (drawn.result == "fail")]
             counts.append(f"{platform} {environ}: {n_cases(failed)} of {n_cases(ran)} cases failed")
         fig.suptitle("; ".join(counts), fontsize=8)
-        # one legend below the panels (in a panel it hid the data and squeezed the first column)
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        rows = -(-len(labels) // 3)
-        fig.set_figheight(fig.get_figheight() + 0.17 * rows + 0.3)
-        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
-        fig.tight_layout(rect=(0, (0.17 * rows + 0.3) / fig.get_figheight(), 1, 0.97))
+        legend_below(fig, axes[0][0], top=0.97)
         return fig, _mpis_caption(paper, citation)
     fig.tight_layout()
     return fig, _mpis_caption(paper, citation)
