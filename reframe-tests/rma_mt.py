@@ -3,7 +3,11 @@
 A case of more than one thread measures one thread too, in turn in the same process and round by
 round (``xt-rmamt --threads 1,T --rounds K``): Fig 2.6's growth with threads is then a paired
 comparison inside one job (``latency`` against ``latency_one_thread``). An active-target case
-(fence, pscw) measures lock too in the same way (``--sync fence,lock``): ``latency_lock``."""
+(fence, pscw) measures lock too in the same way (``--sync fence,lock``): ``latency_lock``.
+
+``sizes`` is the meaning of a message size (``xt-rmamt --sizes``): ``total``, Groves' axis, splits it
+over the threads, so a thread count and its one-thread baseline are read at the same total size.
+``op_rate`` is the two-rank operation count, not Groves' halo-exchange message rate."""
 import os
 
 import reframe as rfm
@@ -20,9 +24,9 @@ from xtlib.rounds import PairedRounds
 
 SPEC = load_spec("rma-mt")
 #: Per-case values: (metric, stat, the size it is read at, unit).
-VALUES = {"bandwidth": ("avg", max, "MiB/s"), "message_rate": ("avg", min, "msgs/s"), "latency": ("median", min, "us")}
+VALUES = {"bandwidth": ("avg", max, "MiB/s"), "op_rate": ("avg", min, "ops/s"), "latency": ("median", min, "us")}
 #: The baselines each case reports beside its own values, where it measures them.
-BASELINES = ("bandwidth_one_thread", "message_rate_one_thread", "latency_one_thread", "latency_lock")
+BASELINES = ("bandwidth_one_thread", "op_rate_one_thread", "latency_one_thread", "latency_lock")
 #: Active-target modes measured against passive lock in the same process (the claims' baseline).
 ACTIVE_TARGET = ("fence", "pscw")
 BASELINE_SYNC = "lock"
@@ -45,6 +49,7 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
     op = parameter(SPEC.parameter("op"))
     sync = parameter(SPEC.parameter("sync"))
     threads = parameter(SPEC.parameter("threads"))
+    sizes = parameter(SPEC.parameter("sizes"))
     repeat = parameter(range(SPEC.repeats()))
     bench = fixture(BenchBuild, scope="environment")
     valid_systems = ["*"]
@@ -64,6 +69,7 @@ class RmaMt(XtExperiment, PairedRounds, rfm.RunOnlyRegressionTest):
         syncs = [self.sync] + ([BASELINE_SYNC] if self.sync in ACTIVE_TARGET else [])
         self.executable_opts = [
             "--op", self.op, "--sync", ",".join(syncs), "--threads", ",".join(map(str, counts)), "--mode", "both",
+            "--sizes", self.sizes,
             "--rounds", str(self.rounds),
             "--min-size", str(self.setting("min_size")), "--max-size", str(self.setting("max_size")),
             "--iterations", str(self.setting("iterations")),

@@ -1,4 +1,4 @@
-/* xt-rmamt: multithreaded MPI RMA bandwidth / message rate / latency sweep.
+/* xt-rmamt: multithreaded MPI RMA bandwidth / operation rate / latency sweep.
  *
  * Method: T. Groves, M. Dosanjh, R. Grant, "RMA-MT" micro-benchmarks, as described in
  * T. Groves, "Characterizing and Improving Power and Performance in HPC Networks", PhD
@@ -6,9 +6,18 @@
  * Two ranks: rank 0 is the origin, rank 1 the target, which exposes a window
  * (MPI_Win_allocate). The origin creates its worker threads ONCE (pthreads) and releases them
  * with a barrier after the main thread opened the epoch, so timing excludes thread creation.
- * Thread i puts/gets into its own disjoint window region [i*size, (i+1)*size).
+ * Message sizes are Groves' axis by default (--sizes total): the total message size, split over
+ * the threads, each of T threads moving size/T bytes per operation ("as each thread reaches the
+ * point where it sends 16 KiB of data, we see a sharp reduction in throughput. This occurs at 16
+ * KiB for single thread results 32 KiB for two threads", section 2.1.6, Fig 2.5), so that a thread
+ * count is compared with one thread at the same size. --sizes per_thread gives each thread the
+ * whole size (the runs before this option). Records carry both: "size" on the chosen axis,
+ * "bytes_per_thread" (the bytes of one operation) and "bytes_all_threads".
+ * Thread i puts/gets into its own disjoint window region [i*b, (i+1)*b), b = bytes per thread.
  *   bw:  one epoch per (threads, size); every thread issues --iterations operations;
- *        bandwidth = threads*iterations*size / time (MiB/s), message rate = ops / time.
+ *        bandwidth = threads*iterations*b / time (MiB/s), op rate = operations / time. The op
+ *        rate is two ranks' put/get count, not Groves' message rate (the Sandia micro-benchmarks'
+ *        halo exchange, "communicates with six neighbors", section 2.1.3), which is not measured.
  *   lat: one epoch per iteration with one operation per thread (synchronisation included);
  *        one latency sample per iteration (us).
  *   sync flush = one lock_all epoch for the whole measurement and MPI_Win_flush after every
@@ -52,12 +61,14 @@
 #define TIMEOUT_EXIT 3
 
 enum { OP_PUT, OP_GET };
+enum { SIZES_TOTAL, SIZES_PER_THREAD };
+static const char *const sizes_names[] = {"total", "per_thread", NULL};
 enum { SYNC_FENCE, SYNC_PSCW, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_FLUSH, SYNC_COUNT };
 static const char *const op_names[] = {"put", "get", NULL};
 static const char *const sync_names[] = {"fence", "pscw", "lock", "lock_all", "flush", NULL};
 
 static struct {
-    int op, sync, bw, lat, table, rounds, ends_only;
+    int op, sync, bw, lat, table, rounds, ends_only, sizes;
     int syncs[SYNC_COUNT], nsyncs; /* --sync list, in order; sync is the one being measured */
     long long threads[MAX_THREADS];
     int nthreads;
@@ -95,10 +106,15 @@ static void usage(void)
            "  --sync LIST           fence, pscw, lock, lock_all, flush, or a comma list of them\n"
            "                        measured in turn (default lock_all)\n"
            "  --threads LIST        comma list of thread counts, e.g. 1,2,4 (default 1)\n"
-           "  --min-size SIZE       smallest message per thread, power of 2 (default 1)\n"
-           "  --max-size SIZE       largest message per thread, power of 2 (default 1MiB)\n"
+           "  --sizes total|per_thread\n"
+           "                        a size is the total split over the threads (each of T\n"
+           "                        threads moves size/T bytes; Groves' axis) or each thread's\n"
+           "                        (default total)\n"
+           "  --min-size SIZE       smallest message size, power of 2 (default 1; with --sizes\n"
+           "                        total at least the largest thread count, its default)\n"
+           "  --max-size SIZE       largest message size, power of 2 (default 1MiB)\n"
            "  --iterations N        operations per thread (bw) / epochs (lat) (default 100)\n"
-           "  --mode bw|lat|both    bandwidth+message rate, latency, or both (default bw)\n"
+           "  --mode bw|lat|both    bandwidth+op rate, latency, or both (default bw)\n"
            "  --timeout S           abort with a failed validation record after S seconds,\n"
            "                        0 = never (default 120)\n"
            "  --seed N              seed of the data pattern used for checksums (default 1)\n"
@@ -166,9 +182,11 @@ static void parse_args(int argc, char **argv)
         {"mode", required_argument, 0, 'm'},       {"timeout", required_argument, 0, 'T'},
         {"seed", required_argument, 0, 'S'},       {"table", no_argument, 0, 'b'},
         {"rounds", required_argument, 0, 'r'},     {"ends-only", no_argument, 0, 'e'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
+        {"sizes", required_argument, 0, 'z'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     static const char *const modes[] = {"bw", "lat", "both", NULL};
+    int min_given = 0;
     opterr = 0;
     xt_check_args(argc, argv, opts); /* unknown options, flags with values, missing values */
     int o;
@@ -183,7 +201,7 @@ static void parse_args(int argc, char **argv)
                     xt_die("--threads", "each count must be between 1 and %d, got %lld",
                            MAX_THREADS, cfg.threads[k]);
             break;
-        case 'n': cfg.min_size = parse_pow2("--min-size", optarg); break;
+        case 'n': cfg.min_size = parse_pow2("--min-size", optarg); min_given = 1; break;
         case 'x': cfg.max_size = parse_pow2("--max-size", optarg); break;
         case 'i': cfg.iterations = xt_parse_int("--iterations", optarg, 1, 100000000); break;
         case 'm': {
@@ -197,23 +215,43 @@ static void parse_args(int argc, char **argv)
         case 'b': cfg.table = 1; break;
         case 'e': cfg.ends_only = 1; break;
         case 'r': cfg.rounds = (int)xt_parse_int("--rounds", optarg, 1, 1000); break;
+        case 'z': cfg.sizes = pick("--sizes", optarg, sizes_names); break;
         case 'h': usage(); exit(0);
         default:
             xt_die_bad_option(argv);
         }
     }
     xt_no_operands(argc, argv);
-    if (cfg.min_size > cfg.max_size)
-        xt_die("--min-size", "must not exceed --max-size (%zu), got %zu", cfg.max_size,
-               cfg.min_size);
-    /* origin buffer and target window hold max threads x --max-size (at most 64 GiB) */
     long long most = 1;
     for (int k = 0; k < cfg.nthreads; k++)
         most = cfg.threads[k] > most ? cfg.threads[k] : most;
+    if (cfg.sizes == SIZES_TOTAL && !min_given && (size_t)most > cfg.min_size)
+        cfg.min_size = (size_t)most; /* a byte per thread, in the default sweep */
+    if (cfg.min_size > cfg.max_size)
+        xt_die("--min-size", "must not exceed --max-size (%zu), got %zu", cfg.max_size,
+               cfg.min_size);
+    if (cfg.sizes == SIZES_TOTAL) {
+        /* a power-of-2 total splits evenly over a power-of-2 count, at least a byte each */
+        for (int k = 0; k < cfg.nthreads; k++)
+            if (cfg.threads[k] & (cfg.threads[k] - 1))
+                xt_die("--threads", "with --sizes total each count must be a power of 2 (the total "
+                       "splits evenly), got %lld", cfg.threads[k]);
+        if (cfg.min_size < (size_t)most)
+            xt_die("--min-size", "with --sizes total must be at least the largest thread count "
+                   "(%lld: a byte per thread), got %zu", most, cfg.min_size);
+        most = 1;
+    }
+    /* origin buffer and target window hold --max-size, times the threads if per thread */
     size_t mem = xt_phys_mem();
     if (mem && (size_t)most * cfg.max_size > mem)
         xt_die("--max-size", "%lld threads x %zu bytes exceed this node's memory (%zu bytes)",
                most, cfg.max_size, mem);
+}
+
+/* The bytes each of `threads` threads moves per operation at message size `size`. */
+static size_t bytes_per_thread(long long threads, size_t size)
+{
+    return cfg.sizes == SIZES_TOTAL ? size / (size_t)threads : size;
 }
 
 /* ---- data pattern and checksums ---- */
@@ -375,7 +413,9 @@ static void emit_result(const char *metric, double value, const char *unit, cons
     xt_json_str(j, "sync", sync_names[cfg.sync]);
     xt_json_int(j, "threads", threads);
     xt_json_int(j, "size", (long long)size);
-    xt_json_int(j, "bytes_all_threads", (long long)size * threads);
+    xt_json_str(j, "sizes", sizes_names[cfg.sizes]);
+    xt_json_int(j, "bytes_per_thread", (long long)bytes_per_thread(threads, size));
+    xt_json_int(j, "bytes_all_threads", (long long)bytes_per_thread(threads, size) * threads);
     xt_json_int(j, "iterations", cfg.iterations);
     xt_json_int(j, "seed", (long long)cfg.seed);
     if (round_now >= 0)
@@ -396,6 +436,7 @@ static void emit_validation(int passed, const char *detail, const char *mode, lo
     xt_json_str(j, "sync", sync_names[cfg.sync]);
     xt_json_int(j, "threads", threads);
     xt_json_int(j, "size", (long long)size);
+    xt_json_int(j, "bytes_per_thread", (long long)bytes_per_thread(threads, size));
     if (round_now >= 0)
         xt_json_int(j, "round", round_now);
     xt_json_emit(j);
@@ -409,6 +450,7 @@ static void emit_validation(int passed, const char *detail, const char *mode, lo
 static int measure(int rank, int lat, int threads, size_t size, unsigned char *winbase,
                    unsigned char *scratch, double *samples, char *detail, size_t dlen)
 {
+    size = bytes_per_thread(threads, size); /* from here on: each thread's region */
     size_t span = (size_t)threads * size;
     /* Prepare: the data source gets the pattern, the destination is zeroed. */
     unsigned char *src = cfg.op == OP_PUT ? W.buf : winbase;
@@ -501,7 +543,7 @@ int main(int argc, char **argv)
     int max_threads = 1;
     for (int k = 0; k < cfg.nthreads; k++)
         max_threads = cfg.threads[k] > max_threads ? (int)cfg.threads[k] : max_threads;
-    size_t span = (size_t)max_threads * cfg.max_size;
+    size_t span = (cfg.sizes == SIZES_TOTAL ? 1 : (size_t)max_threads) * cfg.max_size;
     pthread_t dog;
     if (rank == 0 && cfg.timeout > 0)
         pthread_create(&dog, NULL, watchdog, NULL);
@@ -546,6 +588,7 @@ int main(int argc, char **argv)
         xt_json_str(j, "window_model", flag && *model == MPI_WIN_UNIFIED ? "unified" : "separate");
         xt_json_str(j, "op", op_names[cfg.op]);
         xt_json_str(j, "sync", sync_names[cfg.sync]);
+        xt_json_str(j, "sizes", sizes_names[cfg.sizes]);
         xt_json_int(j, "max_threads", max_threads);
         xt_json_num(j, "thread_create_s", create_s);
         xt_json_num(j, "timeout_s", cfg.timeout);
@@ -562,7 +605,7 @@ int main(int argc, char **argv)
         if (rank == 0 && cfg.table)
             fprintf(stderr, "# %s %s, %d thread(s)\n%10s %10s %16s %16s %14s\n",
                     op_names[cfg.op], sync_names[cfg.sync], threads, "BpT", "BxT",
-                    "Bandwidth(MiB/s)", "Msg_rate(/s)", "Latency(us)");
+                    "Bandwidth(MiB/s)", "Op_rate(/s)", "Latency(us)");
         for (size_t size = cfg.min_size; size <= cfg.max_size;
              size = cfg.ends_only && size < cfg.max_size ? cfg.max_size : size * 2) {
             double bw = 0, rate = 0;
@@ -588,15 +631,17 @@ int main(int argc, char **argv)
                     emit_result("latency", lat.min, "us", "min", threads, size);
                 } else {
                     double ops = (double)threads * (double)cfg.iterations;
-                    bw = ops * (double)size / samples[0] / (1024.0 * 1024.0);
+                    bw = ops * (double)bytes_per_thread(threads, size) / samples[0]
+                         / (1024.0 * 1024.0);
                     rate = ops / samples[0];
                     emit_result("bandwidth", bw, "MiB/s", "avg", threads, size);
-                    emit_result("message_rate", rate, "msgs/s", "avg", threads, size);
+                    emit_result("op_rate", rate, "ops/s", "avg", threads, size);
                 }
             }
             if (rank == 0 && cfg.table)
-                fprintf(stderr, "%10zu %10zu %16.3f %16.1f %14.2f\n", size, size * threads, bw,
-                        rate, lat.avg);
+                fprintf(stderr, "%10zu %10zu %16.3f %16.1f %14.2f\n",
+                        bytes_per_thread(threads, size), bytes_per_thread(threads, size) * threads,
+                        bw, rate, lat.avg);
         }
     }
 

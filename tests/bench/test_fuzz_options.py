@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
-from xt_bench import BENCH_SRC
+from xt_bench import BENCH_SRC, RMA_UCX_ENV
 
 #: Kernel tests: CMake builds (release and ASan) and many MPI jobs; minutes, so not in the fast tier.
 pytestmark = pytest.mark.slow
@@ -46,12 +46,6 @@ SANITIZER_MARKERS = (b"ERROR: AddressSanitizer", b"runtime error:", b"LeakSaniti
 # One process of an MPI kernel whose arguments were accepted stops here (exit 2): too few ranks.
 NEEDS_RANKS = re.compile(r"^xt-[\w-]+: (needs (at least 2|exactly 2|an even number of) ranks"
                          r"|found 1 node\(s\))")
-
-# Open MPI needs osc/ucx for xt-rmamt's MPI_THREAD_MULTIPLE (as tests/bench/test_rmamt.py).
-RMA_UCX_ENV = {
-    "OMPI_MCA_osc": "ucx", "OMPI_MCA_pml": "ucx", "OMPI_MCA_opal_common_ucx_tls": "any",
-    "OMPI_MCA_opal_common_ucx_devices": "any", "UCX_TLS": "self,tcp", "UCX_NET_DEVICES": "lo",
-}
 
 # How to run each kernel for real when a value turns out valid: ranks (None: not an MPI program,
 # the single process is the real run), arguments that make the run short (given before the fuzzed

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import pytest
-from xt_bench import build_bench, json_lines, mpirun_cmd
+from xt_bench import RMA_UCX_ENV, build_bench, json_lines, mpirun_cmd
 
 from crosstalk.site import mpich
 
@@ -18,22 +18,14 @@ from crosstalk.site import mpich
 pytestmark = pytest.mark.slow
 
 KERNEL = "xt-rmamt"
-UCX_ENV = {
-    "OMPI_MCA_osc": "ucx",
-    "OMPI_MCA_pml": "ucx",
-    "OMPI_MCA_opal_common_ucx_tls": "any",
-    "OMPI_MCA_opal_common_ucx_devices": "any",
-    "UCX_TLS": "self,tcp",
-    "UCX_NET_DEVICES": "lo",
-}
-SMALL = ["--threads", "1,2", "--min-size", "1", "--max-size", "4K", "--iterations", "10",
+SMALL = ["--threads", "1,2", "--min-size", "2", "--max-size", "4K", "--iterations", "10",
          "--mode", "both", "--timeout", "60"]
-SIZES = [1 << k for k in range(13)]  # 1 B .. 4 KiB
+SIZES = [1 << k for k in range(1, 13)]  # 2 B .. 4 KiB in total: a byte or more for each of 2 threads
 
 
 @pytest.fixture(scope="module")
 def rma_env(mpi_env):
-    return dict(mpi_env, **UCX_ENV)
+    return dict(mpi_env, **RMA_UCX_ENV)
 
 
 def run(cmd, env, timeout=120):
@@ -55,16 +47,18 @@ def check_sweep(records, op, sync):
     for r in res:
         assert r["op"] == op and r["sync"] == sync and r["iterations"] == 10
         assert math.isfinite(r["value"]) and r["value"] > 0, r
-        assert r["bytes_all_threads"] == r["size"] * r["threads"]
+        # a size is the total, split over the threads
+        assert r["sizes"] == "total" and r["bytes_all_threads"] == r["size"]
+        assert r["bytes_per_thread"] * r["threads"] == r["size"]
     for t in (1, 2):
         for s in SIZES:
             got = {(r["metric"], r["stat"]): r["value"] for r in res
                    if r["threads"] == t and r["size"] == s}
-            assert set(got) == {("bandwidth", "avg"), ("message_rate", "avg"), ("latency", "avg"),
+            assert set(got) == {("bandwidth", "avg"), ("op_rate", "avg"), ("latency", "avg"),
                                 ("latency", "median"), ("latency", "p99"), ("latency", "min")}
-            # bandwidth and message rate come from the same timing
+            # bandwidth and op rate come from the same timing, an operation moving size/threads
             assert got["bandwidth", "avg"] == pytest.approx(
-                got["message_rate", "avg"] * s / 2**20, rel=1e-9)
+                got["op_rate", "avg"] * s / t / 2**20, rel=1e-9)
             assert got["latency", "min"] <= got["latency", "median"] <= got["latency", "p99"]
 
 
@@ -87,6 +81,9 @@ def test_help_and_bad_arguments(bench_bin, mpi_env):
         (["--seed", "x"], "--seed"),
         (["--rounds", "0"], "--rounds"),
         (["--ends-only=yes"], "--ends-only"),
+        (["--sizes", "each"], "--sizes"),
+        (["--threads", "3"], "--threads"),                          # 3 does not split a power of 2
+        (["--threads", "1,4", "--min-size", "2"], "--min-size"),    # less than a byte per thread
         (["--bogus"], "--bogus"),
     ]:
         res = run([str(bench_bin / KERNEL), *args], mpi_env)
@@ -240,7 +237,7 @@ def test_bandwidth_follows_shaped_link(bench_bin, rma_cluster, op, sync):
     best round. The cap, 1.02 (tbf's burst), must hold in every round: nothing lifts throughput
     above the link. A misshaped link fails either way (too narrow: below the floor while the
     ceiling is far above it; too wide: above the cap)."""
-    env = dict(UCX_ENV, UCX_NET_DEVICES="eth0")
+    env = dict(RMA_UCX_ENV, UCX_NET_DEVICES="eth0")
     rates = (250e6, 1e9, 10e9)
     rounds = {rate: [] for rate in rates}
     for _ in range(3):  # interleaved, so each round's ceiling sees that round's load

@@ -25,6 +25,16 @@ MPI_ENV = {
     "OMPI_MCA_osc": "pt2pt",
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
 }
+# xt-rmamt's MPI_THREAD_MULTIPLE RMA under Open MPI: osc/pt2pt refuses it, so osc/ucx (and pml/ucx),
+# over UCX's tcp transport on lo on this one host (across nodes: UCX_TLS=tcp,self on the link).
+RMA_UCX_ENV = {
+    "OMPI_MCA_osc": "ucx",
+    "OMPI_MCA_pml": "ucx",
+    "OMPI_MCA_opal_common_ucx_tls": "any",
+    "OMPI_MCA_opal_common_ucx_devices": "any",
+    "UCX_TLS": "self,tcp",
+    "UCX_NET_DEVICES": "lo",
+}
 # ASan's leak checker reports Open MPI's own allocations; real errors still abort.
 ASAN_ENV = {
     "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=99",

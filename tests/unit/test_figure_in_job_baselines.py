@@ -20,7 +20,7 @@ def _perf(partition, threads, metrics):
 
 def test_a_series_without_a_one_thread_case_takes_the_in_job_baseline():
     perf = pd.DataFrame(_perf("quick", 2, {"latency": 30.0, "latency_one_thread": 20.0, "bandwidth": 5.0,
-                                           "bandwidth_one_thread": 9.0, "message_rate_one_thread": 7.0})
+                                           "bandwidth_one_thread": 9.0, "op_rate_one_thread": 7.0})
                         + _perf("full", 1, {"latency": 21.0, "bandwidth": 8.0})
                         + _perf("full", 2, {"latency": 31.0, "latency_one_thread": 19.0}))
     cases = rmamt_cases(perf, ["s"])
@@ -28,7 +28,7 @@ def test_a_series_without_a_one_thread_case_takes_the_in_job_baseline():
     assert len(cases) == 4 and latency == {("quick", 2): 30.0, ("quick", 1): 20.0,   # derived: quick's
                                            ("full", 1): 21.0, ("full", 2): 31.0}     # full's own only
     one = cases[(cases.partition == "quick") & (cases.threads == 1)]
-    assert one["bandwidth"].item() == 9.0 and one["message_rate"].item() == 7.0
+    assert one["bandwidth"].item() == 9.0 and one["op_rate"].item() == 7.0
 
 
 def test_an_application_slowdown_is_the_median_of_each_rounds_ratio_in_its_job():

@@ -1,0 +1,59 @@
+"""RMA-MT's figures on Groves' size axis: a case of ``sizes: total`` splits each size over its threads;
+a case recorded before that parameter gave each thread the whole size, so its series is kept apart and
+labelled "per-thread sizes". The implementation comparison draws Groves' quantities only (bandwidth,
+latency), never our two-rank op_rate beside his halo-exchange message rate."""
+import json
+
+import pandas as pd
+
+from crosstalk.figures import plt
+from crosstalk.figures.rmamt import rmamt_cases, rmamt_mpis, rmamt_threads
+
+
+def _rows(threads, metrics, **params):
+    case = {"op": "put", "sync": "lock", "threads": threads, **params}
+    return [{"system": "s", "host_class": "h", "host_label": "l", "origin": "user", "platform": "s@h",
+             "partition": "p", "environ": "ompi", "experiment": "rma-mt", "test": "RmaMt",
+             "case": "RmaMt " + json.dumps(case), "params": json.dumps(case), "metric": metric, "value": value,
+             "unit": "u", "sample": 0, "round": 0, "run_id": "r", "result": "pass"}
+            for metric, value in metrics.items()]
+
+
+#: A run on Groves' axis (one case of 2 threads measuring one thread too) and an older run (a case per
+#: thread count, no ``sizes``, the old metric name).
+PERF = pd.DataFrame(
+    _rows(2, {"latency": 30.0, "latency_one_thread": 20.0, "bandwidth": 5.0, "bandwidth_one_thread": 9.0,
+              "op_rate": 4.0, "op_rate_one_thread": 7.0}, sizes="total")
+    + _rows(1, {"latency": 21.0, "bandwidth": 8.0, "message_rate": 6.0})
+    + _rows(2, {"latency": 33.0, "bandwidth": 7.5, "message_rate": 9.0}))
+
+
+def test_cases_before_the_sizes_parameter_are_per_thread_sizes_and_kept_apart():
+    cases = rmamt_cases(PERF, ["s"])
+    got = {(r.sizes, r.threads): (r.latency, r.bandwidth) for r in cases.itertuples()}
+    assert got == {("total", 2): (30.0, 5.0), ("total", 1): (20.0, 9.0),     # its in-job baseline
+                   ("per_thread", 1): (21.0, 8.0), ("per_thread", 2): (33.0, 7.5)}
+
+
+def test_the_thread_figure_labels_each_axis_and_the_older_series():
+    fig, caption = rmamt_threads(PERF, ["s"])
+    ax_bw, ax_lat = fig.axes
+    labels = ax_bw.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["s@h:p+ompi put lock", "s@h:p+ompi put lock (per-thread sizes)"]
+    assert ax_bw.get_xlabel() == "Threads (the total message size split over them; per thread where marked)"
+    lines = {line.get_label(): list(line.get_ydata()) for line in ax_lat.get_lines()}
+    assert lines == {"s@h:p+ompi put lock": [20.0, 30.0], "s@h:p+ompi put lock (per-thread sizes)": [21.0, 33.0]}
+    assert "split over the threads" in caption and "per-thread sizes" in caption
+    plt.close(fig)
+    old_only = PERF[~PERF["params"].str.contains("sizes")]
+    fig, _ = rmamt_threads(old_only, ["s"])
+    assert fig.axes[0].get_xlabel() == "Threads (each moving the whole message size: per-thread sizes)"
+    plt.close(fig)
+
+
+def test_the_implementation_comparison_draws_no_rate_beside_groves_message_rate():
+    fig, caption = rmamt_mpis(PERF, ["s"])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["put: bandwidth", "put: latency"]
+    assert "six neighbours" in caption and "op_rate" in caption
+    plt.close(fig)
