@@ -12,7 +12,14 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, performance_function, run_after, sanity_function
 
 from crosstalk.models.congestion import CANARIES, IMPACTS, impact
-from crosstalk.models.congestion_layout import CONGESTORS, Fabric, canary_count, congestion_seed, shuffled
+from crosstalk.models.congestion_layout import (
+    CONGESTORS,
+    Fabric,
+    canary_count,
+    congesting_rate,
+    congestion_seed,
+    shuffled,
+)
 from crosstalk.skips import platform_reason
 from crosstalk.specs import load_spec
 from crosstalk.vcluster import format_rate, parse_rate
@@ -198,10 +205,17 @@ class CongestionCanary(CanaryMetrics, CongestionBase):
             fabric = Fabric(self.fabric_topology(names), names, shaped,
                             injection_bps=parse_rate(str(self.setting("congestor_injection"))))
             host_of = (lambda v: v) if self.layout == "fabric" else (lambda v: v % self.hosts)
-            seed = congestion_seed(seed, gnodes, host_of, fraction, kinds, fabric)
-            self.skip_if(seed is None, platform_reason(
-                f"no layout puts a link the congestors fill on the canaries' routes "
-                f"({self.hosts} hosts, {self.topology}, host links at {format_rate(shaped)})"))
+            planned = congestion_seed(seed, gnodes, host_of, fraction, kinds, fabric)
+            if planned is None:
+                # what would make it applicable: the link rate at which the planner finds a layout
+                rate = congesting_rate(seed, gnodes, host_of, fraction, kinds, fabric, shaped)
+                where = (f"; at host links of {rate / 1e6:g} Mbit/s or below (switch links scaled alike) it finds "
+                         "one" if rate else "; no link rate helps here (more nodes or an oversubscribed "
+                         "topology would)")
+                self.skip_if(True, platform_reason(
+                    f"no layout puts a link the congestors fill on the canaries' routes "
+                    f"({self.hosts} hosts, {self.topology}, host links at {format_rate(shaped)}){where}"))
+            seed = planned
             if self.layout == "fabric":
                 self.planned_canaries = {names[v] for v in shuffled(gnodes, seed)[:canary_count(fraction, gnodes)]}
         self.executable = os.path.join(self.bench.bin_dir, "xt-congestion")

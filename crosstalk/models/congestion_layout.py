@@ -89,6 +89,15 @@ class Fabric:
             for way in ("a_to_b", "b_to_a"):
                 self.capacity[(link.name, way)] = link.rate_bps
 
+    def scaled(self, factor):
+        """The same cluster with every link (host and switch) at ``factor`` times its rate; what a
+        GPCNeT node can send stays (a node's cores do not get faster with a slower link)."""
+        other = Fabric.__new__(Fabric)
+        other.topology, other.names, other.injection_bps = self.topology, self.names, self.injection_bps
+        other._paths = self._paths
+        other.capacity = {link: rate * factor for link, rate in self.capacity.items()}
+        return other
+
     def path(self, a, b):
         """The directed links from host index ``a`` to host index ``b`` ([] on one host)."""
         if a == b:
@@ -152,4 +161,16 @@ def congestion_seed(seed, nodes, host_of, fraction, congestors, fabric):
     for candidate in range(seed, seed + SEARCH):
         if all(congested_links(candidate, nodes, host_of, fraction, congestors, fabric).values()):
             return candidate
+    return None
+
+
+def congesting_rate(seed, nodes, host_of, fraction, congestors, fabric, host_bps, floor_bps=1e6):
+    """Where :func:`congestion_seed` finds no layout: the highest host-link rate, halving from
+    ``host_bps`` (every switch link scaled with it) down to ``floor_bps``, at which it finds one;
+    None if none does (then no link rate helps: too few nodes, or no route the two share)."""
+    factor = 0.5
+    while host_bps * factor >= floor_bps:
+        if congestion_seed(seed, nodes, host_of, fraction, congestors, fabric.scaled(factor)) is not None:
+            return host_bps * factor
+        factor /= 2
     return None

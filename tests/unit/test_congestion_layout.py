@@ -150,3 +150,22 @@ def test_every_layout_the_planner_gives_holds_the_premise(shape, sizes, kinds):
             planned += 1
             assert premise_holds(seed, nodes, host_of, fraction, kinds, fabric), (shape, hosts, kinds, seed)
     assert planned == sizes[len(kinds) > 1], (shape, kinds, planned, skipped)
+
+
+def test_where_no_layout_congests_the_planner_names_the_link_rate_that_would():
+    """The 'not applicable' of a cluster whose links are wider than the congestors can fill (a
+    node's cores send 20 Mbit/s on a 9-node Dragonfly at 250 Mbit/s) says at which link rate the
+    planner would find a layout (issue 41); where no rate helps (a fat tree whose incast stops at its
+    root's own link, every switch link scaled alike; too few nodes) it finds none."""
+    from crosstalk.models.congestion_layout import congesting_rate
+    dragonfly = Fabric(build("dragonfly:groups=3,routers=1,global=0.25", names(9), 250 * MBIT), names(9),
+                       250 * MBIT, injection_bps=20 * MBIT)
+    assert congestion_seed(5, 9, lambda v: v, 0.25, ["p2p_incast"], dragonfly) is None
+    rate = congesting_rate(5, 9, lambda v: v, 0.25, ["p2p_incast"], dragonfly, 250 * MBIT)
+    assert rate == 125 * MBIT
+    slower = dragonfly.scaled(rate / (250 * MBIT))
+    seed = congestion_seed(5, 9, lambda v: v, 0.25, ["p2p_incast"], slower)
+    assert premise_holds(seed, 9, lambda v: v, 0.25, ["p2p_incast"], slower)
+    tree = Fabric(build("fattree:leaves=2,spines=1,oversub=2", names(7), 1000 * MBIT), names(7), 1000 * MBIT,
+                  injection_bps=20 * MBIT)
+    assert congesting_rate(5, 7, lambda v: v, 0.25, ["p2p_incast"], tree, 1000 * MBIT) is None
