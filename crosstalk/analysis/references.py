@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
+from crosstalk import REPO_ROOT, examples_root, references_dir, results_root, userfiles
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import InputError
 from crosstalk.specs import better_direction
@@ -110,7 +110,12 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
         groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
         groups[key]["values"].append(r["value"])
 
-    existing = yaml.safe_load(out.read_text()) if out.exists() else {}
+    try:
+        existing = userfiles.load_yaml(out, "table")
+    except userfiles.MissingFile:
+        existing = {}
+    if existing is not None and not isinstance(existing, dict):
+        raise InputError(out, None, "not a ReFrame references file (a mapping)")
     better_of = better_direction()
     tests = {}
     for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, reference_file, results_root
+from crosstalk import REPO_ROOT, __version__, reference_file, results_root, userfiles
 from crosstalk.analysis.references import calibrate_command
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.run import resume as resume_mod, runstatus, uselock
@@ -255,8 +255,8 @@ def stage_interrupted(run_dir):
     """Whether the run's last attempt was a later stage (its provenance names the attempt)."""
     attempts = runstatus.read(run_dir).get("attempts", [])
     try:
-        stages = json.loads((Path(run_dir) / "provenance.json").read_text()).get("stages")
-    except (OSError, ValueError, AttributeError):
+        stages = userfiles.load_json(Path(run_dir) / "provenance.json", "provenance").get("stages")
+    except (InputError, AttributeError):
         return False
     return (bool(attempts) and isinstance(stages, list) and bool(stages) and isinstance(stages[-1], dict)
             and stages[-1].get("attempt") == attempts[-1].get("attempt"))
