@@ -17,7 +17,8 @@ case " $* " in
      budget=(--budget "$([ "$left" -gt 0 ] && echo "${left}s" || echo 0)") ;;
 esac
 status=0
-crosstalk run "${budget[@]}" "$@" || status=$?
+# --take-down: the virtual clusters the run brought up are taken down when it ends (issue 42).
+crosstalk run --take-down "${budget[@]}" "$@" || status=$?
 crosstalk report
 [ "$status" -eq 0 ] || echo "crosstalk: some tests failed (exit $status); see the report" >&2
 exit "$status"

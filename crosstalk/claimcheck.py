@@ -2,8 +2,7 @@
 and item among the spec's citations, its artefact among its figures, its metrics and parameters
 in the spec it reads). Other specs a claim reads are read as plain YAML (two specs may read each
 other)."""
-import yaml
-
+from crosstalk import userfiles
 from crosstalk.errors import InputError
 
 
@@ -11,7 +10,7 @@ def _other_spec(experiments_dir, name, path, field):
     other = experiments_dir / f"{name}.yaml"
     if "/" in name or not other.is_file():
         raise InputError(path, field, f"unknown experiment {name!r}")
-    return yaml.safe_load(other.read_text())
+    return userfiles.load_yaml(other, "spec")
 
 
 def _names(data):

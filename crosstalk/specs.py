@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
-from crosstalk import REPO_ROOT
+from crosstalk import REPO_ROOT, userfiles
 from crosstalk.bibliography import BIBLIOGRAPHY_PATH, bibliography
 from crosstalk.claimcheck import check_claims
 from crosstalk.errors import InputError
@@ -43,7 +41,7 @@ class Spec:
 
     @property
     def sha256(self):
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        return hashlib.sha256(userfiles.read_bytes(self.path, "spec")).hexdigest()
 
     def profile(self, profile=None):
         return self.data["profiles"][profile or current_profile()]
@@ -151,32 +149,12 @@ def _check_setting_type(path, where, decl, value):
 MAX_CASES = 10_000
 
 
-#: libyaml's parser where PyYAML has one: every workflow job and most commands load every spec, and
-#: the pure-Python parser took 0.6 of the 2.2 s a Snakemake start-up costs.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _parse_yaml(text):
-    try:
-        return yaml.load(text, Loader=_FAST_LOADER)
-    except yaml.YAMLError:
-        return yaml.safe_load(text)     # the error again, in the pure parser's words
-
-
 def load_spec_file(path):
     path = Path(path)
     try:
-        data = _parse_yaml(path.read_text())
-    except FileNotFoundError:
+        data = userfiles.load_yaml(path, "spec")
+    except userfiles.MissingFile:
         raise InputError(path, None, "no such spec file") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text (not a YAML spec)") from None
-    except OSError as err:
-        raise InputError(path, None, f"cannot read: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise InputError(path, f"line {mark.line + 1}" if mark else None,
-                         f"invalid YAML: {getattr(err, 'problem', err)}") from None
     if not isinstance(data, dict):
         raise InputError(path, None, "a spec must be a mapping")
     validate(data, SCHEMA_PATH, path)

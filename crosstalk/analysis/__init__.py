@@ -1,3 +1,21 @@
 """Reading runs: ingest and its per-run cache, collection into tables, comparison with
 references, the report and the figure cache.
 """
+import os
+import sys
+from pathlib import Path
+
+#: The broken runs a collection of the results directory left out, one line each.
+ERRORS_NAME = "collect-errors.txt"
+
+
+def tell_skipped(errors, results_dir=None):
+    """Each broken run's one line on stderr and, given the results directory it was collected
+    from, in its ERRORS_NAME (written whole, then renamed: a reader never sees half of it)."""
+    for err in errors:
+        print(f"crosstalk: error: {err} (run skipped)", file=sys.stderr)
+    if results_dir is not None:
+        path = Path(results_dir) / ERRORS_NAME
+        tmp = path.with_name(f".{ERRORS_NAME}.{os.getpid()}.tmp")
+        tmp.write_text("".join(f"{err}\n" for err in errors))
+        os.replace(tmp, path)

@@ -7,16 +7,16 @@ regression), test case (parameters without ``repeat``), partition and metric are
 Mann-Whitney U test (``crosstalk.models.stats.compare``): a regression needs p < alpha towards
 "worse" (from the spec's ``better``) AND a median change of at least ``min_effect``.
 Exit status 1 if any metric regressed; ``--junit`` writes one JUnit test case per metric. A broken
-run in a results/<system> directory is one line on stderr and left out, the rest still compared, and
-the exit status is 2.
+run in a results/<system> directory is one line on stderr and left out, the rest compared as if it
+were absent (the exit status too); a broken run given as BASELINE or CANDIDATE is exit status 2.
 """
 import json
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pandas as pd
 
+from crosstalk.analysis import tell_skipped
 from crosstalk.analysis.collect import collect
 from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
 from crosstalk.analysis.report import format_number
@@ -54,8 +54,8 @@ def load_values(source, errors=None):
         perf, _, broken = collect(path.parent, [path.name])
         if errors is not None:
             errors += broken
-        for err in broken if errors is None else ():
-            print(f"crosstalk: compare: skipped {err}", file=sys.stderr)
+        else:
+            tell_skipped(broken)
         return perf
     raise InputError(source, None, "not a run directory, a results/<system> directory or a .parquet table")
 
@@ -120,8 +120,7 @@ def _cmd_compare(args):
                          f"no such directory {str(args.junit.parent)!r} to write it in")
     broken = []
     baseline, candidate = load_values(args.baseline, broken), load_values(args.candidate, broken)
-    for err in broken:
-        print(f"crosstalk: error: {err} (run skipped)", file=sys.stderr)
+    tell_skipped(broken)
     base_hc, cand_hc = host_classes(baseline), host_classes(candidate)
     if base_hc and cand_hc and not base_hc.keys() & cand_hc.keys():
         raise CrosstalkError(f"compare: baseline host class {', '.join(sorted(base_hc.values()))} and "
@@ -139,8 +138,6 @@ def _cmd_compare(args):
     print(f"test: one-sided Mann-Whitney U, alpha {args.alpha}, minimum effect {args.min_effect:.0%}")
     if args.junit:
         write_junit(results, args.junit)
-    if broken:
-        return 2
     return 1 if any(r["verdict"] == "regression" for r in results) else 0
 
 

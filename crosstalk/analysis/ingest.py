@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from crosstalk import examples_root, results_root
+from crosstalk import examples_root, results_root, userfiles
 from crosstalk.errors import InputError
 from crosstalk.run import runstatus
 from crosstalk.site.hostclass import from_provenance
@@ -74,12 +74,10 @@ def _skip_reasons(log_path):
     copy has its own; the logged name then carries ``%.repeat_no``) and the target
     (``system:partition+environ``), which tells apart the cases of one variant."""
     reasons = {}
-    if not log_path.exists():
-        return reasons
     try:
-        text = log_path.read_text(errors="replace")
-    except OSError as err:
-        raise InputError(log_path, None, f"cannot read: {err.strerror}") from None
+        text = userfiles.read_text(log_path, "log", errors="replace")
+    except userfiles.MissingFile:
+        return reasons
     for line in text.splitlines():
         match = _SKIP.search(_ANSI.sub("", line))
         if match:
@@ -87,17 +85,16 @@ def _skip_reasons(log_path):
     return reasons
 
 
+def file_kind(path):
+    """The kind of a run's file, for its size limit (crosstalk.userfiles.MAX_BYTES)."""
+    return {"report.json": "report", "reframe.log": "log"}.get(Path(path).name, "provenance")
+
+
 def _load_json(path, what):
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
+        return userfiles.load_json(path, file_kind(path))
+    except userfiles.MissingFile:
         raise InputError(path, None, f"missing {what}") from None
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"line {err.lineno}", f"not valid JSON ({err.msg}): truncated?") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, f"not UTF-8 text: not a {what}") from None
-    except OSError as err:
-        raise InputError(path, None, f"cannot read: {err.strerror}") from None
 
 
 def load_provenance(run_dir):
@@ -144,11 +141,13 @@ def attempt_testcases(run_dir):
     missing or unreadable is left out: for planning and figures, not for ingesting a run)."""
     for report_path, _ in attempt_reports(run_dir):
         try:
-            report = json.loads(report_path.read_text())
-        except (OSError, ValueError):
+            report = userfiles.load_json(report_path, "report")
+        except InputError:
             continue
-        for session in report.get("runs", []):
-            yield from session.get("testcases", [])
+        sessions = report.get("runs") if isinstance(report, dict) else None
+        for session in sessions if isinstance(sessions, list) else ():
+            cases = session.get("testcases") if isinstance(session, dict) else None
+            yield from (c for c in cases if isinstance(c, dict)) if isinstance(cases, list) else ()
 
 
 #: Kept job outputs the analysis reads beyond the run reports, by test: the raw samples that

@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crosstalk import errors as _errors
+from crosstalk import errors as _errors, userfiles
 from crosstalk.analysis import ingest
 from crosstalk.errors import InputError
 from crosstalk.run import runstatus as _runstatus
@@ -67,7 +67,7 @@ def _code_fingerprint():
     global _code
     if _code is None:
         h = hashlib.sha256()
-        for module in (ingest, sys.modules[__name__], _hostclass, _runstatus, _errors, _systemfacts):
+        for module in (ingest, sys.modules[__name__], _hostclass, _runstatus, _errors, _systemfacts, userfiles):
             h.update(Path(module.__file__).read_bytes())
         _code = h.digest()
     return _code
@@ -92,11 +92,11 @@ def run_key(run_dir, origin):
     for path in ingest.run_files(run_dir):
         h.update(f"{path.relative_to(run_dir).as_posix()}\0".encode())
         try:
-            with open(path, "rb") as fp:
+            with userfiles.open_regular(path, ingest.file_kind(path)) as fp:
                 h.update(hashlib.file_digest(fp, "sha256").digest())
-        except FileNotFoundError:
+        except userfiles.MissingFile:
             h.update(b"absent\0")
-        except OSError:
+        except (OSError, InputError):     # not a regular file, too large: load_run says why
             return None
     return h.hexdigest()[:32]
 

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from crosstalk import REPO_ROOT, examples_root, references_dir, results_root
+from crosstalk import REPO_ROOT, examples_root, references_dir, results_root, userfiles
+from crosstalk.analysis import tell_skipped
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import InputError
 from crosstalk.specs import better_direction
@@ -69,21 +70,37 @@ def thresholds(reference, tol, better):
     return None, (tol if reference >= 0 else min(tol, 1.0))
 
 
-def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=None,
-              system_wide=False):
-    """Write one reference file per host class found in ``run_dirs`` (runs of different hardware
-    are never pooled); ``system_wide`` writes ``<system>.yaml`` from runs of one host class."""
+def _run_rows(run_dir):
+    """A run's values as ReFrame checks them against a reference (a case's rounds count once,
+    as their median); InputError for a broken run or one that recorded no hardware."""
     from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
+    perf, _ = load_run(run_dir)
+    perf = reported(pd.DataFrame(perf, columns=PERF_COLUMNS)).to_dict("records")
+    if any(r["host_class"] == "unknown" for r in perf):
+        raise InputError(Path(run_dir) / "provenance.json", "host_class",
+                         "missing: the run recorded no hardware, so no host would match its "
+                         "references (runs of `crosstalk run` record it)")
+    return perf
+
+
+def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_dir=None,
+              system_wide=False, skipped=None):
+    """Write one reference file per host class found in ``run_dirs`` (runs of different hardware
+    are never pooled); ``system_wide`` writes ``<system>.yaml`` from runs of one host class.
+    ``skipped``: a list that takes the InputError of each broken run, left out (without it, the
+    first one is raised); if every run is broken, the last is raised instead."""
     rows = []
     for run_dir in run_dirs:
-        perf, _ = load_run(run_dir)
-        # the values ReFrame checks against a reference: a case's rounds count once, as their median
-        perf = reported(pd.DataFrame(perf, columns=PERF_COLUMNS)).to_dict("records")
-        if any(r["host_class"] == "unknown" for r in perf):
-            raise InputError(Path(run_dir) / "provenance.json", "host_class",
-                             "missing: the run recorded no hardware, so no host would match its "
-                             "references (runs of `crosstalk run` record it)")
+        try:
+            perf = _run_rows(run_dir)
+        except InputError as err:
+            if skipped is None:
+                raise
+            skipped.append(err)
+            continue
         rows += [dict(r, run_dir=run_dir) for r in perf if r["system"] == system]
+    if not rows and skipped:
+        raise skipped.pop()
     if not rows:
         raise InputError("--runs", None, f"no performance values of system {system!r} in those runs")
     classes = sorted({r["host_class"] for r in rows})
@@ -110,7 +127,12 @@ def _write_references(system, rows, run_dirs, out, k, min_margin):
         groups.setdefault(key, {"values": [], "unit": r["unit"], "experiment": r["experiment"]})
         groups[key]["values"].append(r["value"])
 
-    existing = yaml.safe_load(out.read_text()) if out.exists() else {}
+    try:
+        existing = userfiles.load_yaml(out, "table")
+    except userfiles.MissingFile:
+        existing = {}
+    if existing is not None and not isinstance(existing, dict):
+        raise InputError(out, None, "not a ReFrame references file (a mapping)")
     better_of = better_direction()
     tests = {}
     for (test, partition, environ, params, metric), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
@@ -172,9 +194,15 @@ def _cmd_calibrate(args):
     if not SYSTEM_NAME.match(args.system):
         raise InputError("--system", None, f"{args.system!r} is not a system name")
     runs = [_run_dir(args.system, item) for item in args.runs]
-    for out in calibrate(args.system, runs, args.k, args.min_margin, system_wide=args.system_wide):
+    skipped = []            # the runs asked for by name that are broken: exit status 2
+    try:
+        written = calibrate(args.system, runs, args.k, args.min_margin, system_wide=args.system_wide,
+                            skipped=skipped)
+    finally:
+        tell_skipped(skipped)
+    for out in written:
         print(out)
-    return 0
+    return 2 if skipped else 0
 
 
 def register(subparsers):

@@ -9,12 +9,13 @@ Everything derived by a model (rho, predictions, their errors) is labelled model
 import json
 import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from crosstalk import userfiles
 from crosstalk.analysis.ingest import case_output_dirs, run_dir_of
+from crosstalk.errors import InputError
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
@@ -66,8 +67,8 @@ def _half_rtts(path, stamp):
     """The half round trips (us) of one probe output; ``stamp`` (size, mtime) re-reads a changed file.
     A figure reads each job's output several times (every load's CDF, the pooled idle baseline)."""
     try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
+        text = userfiles.read_text(path, "output", errors="replace")
+    except InputError:
         return ()
     return tuple(float(r["value"]) for r in among_lines(text, "sample", metric="half_rtt")
                  if isinstance(r.get("value"), (int, float)))

@@ -7,8 +7,8 @@ gives one record with ``metric="run_failed"``, ``failed=True`` and a ``reason``.
 truncated files raise ``crosstalk.errors.InputError(path, field, problem)``.
 """
 import re
-from pathlib import Path
 
+from crosstalk import userfiles
 from crosstalk.errors import InputError
 
 
@@ -16,12 +16,7 @@ def read_text(path, text=None):
     """The file's text (or ``text`` if given, for in-memory variants)."""
     if text is not None:
         return text
-    try:
-        return Path(path).read_text(errors="replace")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, not an output file") from None
+    return userfiles.read_text(path, "output", errors="replace")
 
 
 def number(token, path, field):

@@ -5,11 +5,11 @@ One object per line with ``kernel`` (``xt-...``) and ``type``: ``result`` (``met
 ``validation`` (``passed`` bool, ``detail``) or ``info``. Returns the objects in order, each with
 ``tool`` (= ``kernel``) and ``line`` added; a bad line raises InputError naming its line number.
 """
-import json
 import numbers
 
 from crosstalk.errors import InputError
 from crosstalk.parsers import read_text
+from crosstalk.userfiles import loads_json
 
 REQUIRED = {"result": ("metric", "value", "unit", "stat"), "sample": ("metric", "value", "unit", "iteration"),
             "validation": ("passed", "detail"), "info": ()}
@@ -49,10 +49,7 @@ def parse(path, text=None):
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"line {no}", f"not valid JSON ({err.msg}): {line[:60]!r}") from None
+        obj = loads_json(line, path, f"line {no}")
         problem = check(obj)
         if problem:
             raise InputError(path, f"line {no}", problem)
@@ -73,8 +70,8 @@ def among_lines(text, type_=None, **match):
         if not line.startswith("{"):
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+            obj = loads_json(line, "output")
+        except InputError:
             continue
         if not isinstance(obj, dict) or (type_ and obj.get("type") != type_):
             continue

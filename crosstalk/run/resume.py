@@ -5,10 +5,9 @@ what the case needs) or saw it fail as expected. Everything else the run selecte
 by an interrupt or never reached, runs again. ReFrame selects cases by test hash, not by partition,
 so each partition gets its own ReFrame session with that partition's done hashes excluded.
 """
-import json
 import re
 
-from crosstalk import results_root
+from crosstalk import results_root, userfiles
 from crosstalk.analysis.ingest import attempt_reports
 from crosstalk.errors import InputError
 
@@ -32,11 +31,11 @@ def find_run(run_id, option="--resume"):
 def load_provenance(run_dir):
     path = run_dir / "provenance.json"
     try:
-        prov = json.loads(path.read_text())
-    except FileNotFoundError:
+        prov = userfiles.load_json(path, "provenance")
+    except userfiles.MissingFile:
         raise InputError(path, None, "missing: not a crosstalk run, cannot resume") from None
-    except ValueError as err:
-        raise InputError(path, None, f"not valid JSON ({err})") from None
+    if not isinstance(prov, dict):
+        raise InputError(path, None, "not a provenance record (a JSON object): cannot resume")
     for key in ("system", "profile", "specs"):
         if key not in prov:
             raise InputError(path, key, "missing: this run cannot be resumed")
@@ -62,11 +61,9 @@ def done_hashes(run_dir):
     done = {}
     for report_path, _log in attempt_reports(run_dir):
         try:
-            report = json.loads(report_path.read_text())
-        except FileNotFoundError:
+            report = userfiles.load_json(report_path, "report")
+        except userfiles.MissingFile:
             continue                      # interrupted before ReFrame wrote a report
-        except ValueError as err:
-            raise InputError(report_path, None, f"not valid JSON ({err}): truncated?") from None
         for session in report.get("runs", []):
             for case in session.get("testcases", []):
                 if case.get("result") in DONE and not case.get("fixture") and case.get("hashcode"):

@@ -6,13 +6,14 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from crosstalk import REPO_ROOT, __version__, reference_file, results_root
+from crosstalk import REPO_ROOT, __version__, reference_file, results_root, userfiles
 from crosstalk.analysis.references import calibrate_command
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.run import resume as resume_mod, runstatus, uselock
@@ -80,11 +81,19 @@ def provenance(system, profile, specs, run_id, extra=None):
     }
 
 
+#: {inventory: cluster} of the virtual clusters this process brought up (they were down before):
+#: taken down at the end with --take-down, else named with the command that takes them down.
+BROUGHT_UP = {}
+
+
 def _vcluster(inventory):
     """The virtual cluster an inventory of kind vcluster builds, up (brought up if needed)."""
     from crosstalk.vcluster import VCluster
     cluster = VCluster.from_inventory(inventory)
+    was_up = cluster.is_up()
     cluster.up()
+    if not was_up:
+        BROUGHT_UP.setdefault(str(inventory), cluster)
     if not cluster.visible_on_nodes(results_root()):
         raise InputError("CROSSTALK_RESULTS_DIR", None,
                          f"{results_root()} is invisible on the virtual cluster's nodes (each has a "
@@ -255,8 +264,8 @@ def stage_interrupted(run_dir):
     """Whether the run's last attempt was a later stage (its provenance names the attempt)."""
     attempts = runstatus.read(run_dir).get("attempts", [])
     try:
-        stages = json.loads((Path(run_dir) / "provenance.json").read_text()).get("stages")
-    except (OSError, ValueError, AttributeError):
+        stages = userfiles.load_json(Path(run_dir) / "provenance.json", "provenance").get("stages")
+    except (InputError, AttributeError):
         return False
     return (bool(attempts) and isinstance(stages, list) and bool(stages) and isinstance(stages[-1], dict)
             and stages[-1].get("attempt") == attempts[-1].get("attempt"))
@@ -340,7 +349,36 @@ def _specs_dir(text):
     return path
 
 
+def leave_clusters(take_down, out=sys.stdout):
+    """At the end of ``crosstalk run``: take down each virtual cluster it brought up
+    (``take_down``), or say that it is still running and the command that takes it down."""
+    while BROUGHT_UP:
+        inventory, cluster = BROUGHT_UP.popitem()
+        command = shlex.join(["crosstalk", "vcluster", "down", "--inventory", inventory])
+        if not take_down:
+            print(f"crosstalk: virtual cluster {cluster.name}, brought up by this run, is still running "
+                  f"(its Slurm daemons and CPU-quota groups); `{command}` takes it down", file=out, flush=True)
+            continue
+        try:
+            cluster.down()
+            held = cluster.remove_locks()
+        except CrosstalkError as err:
+            print(f"crosstalk: virtual cluster {cluster.name}, brought up by this run, could not be taken "
+                  f"down ({err}); `{command}` takes it down", file=out, flush=True)
+            continue
+        kept = f" ({', '.join(map(str, held))} held by another command: kept)" if held else ""
+        print(f"crosstalk: virtual cluster {cluster.name}, brought up by this run, taken down{kept}",
+              file=out, flush=True)
+
+
 def _cmd_run(args):
+    try:
+        return _run_command(args)
+    finally:
+        leave_clusters(args.take_down)
+
+
+def _run_command(args):
     if args.more:
         if (args.system or args.experiments or args.partition or args.gate or args.reframe_args
                 or args.specs or args.resume):
@@ -401,6 +439,9 @@ def register(subparsers):
                    help="one more stage of a finished run: measure again the cases of its inconclusive "
                         f"claims, within --budget (default {DEFAULT_BUDGET['quick']}); its claims are then "
                         "judged at one more look (docs/claims.md)")
+    p.add_argument("--take-down", action="store_true",
+                   help="at the end, take down the virtual clusters this run brought up (the main job, "
+                        "run.sh, does; without it they are named with the command that does)")
     p.add_argument("--resume", metavar="RUN_ID",
                    help="continue an interrupted or partly failed run: re-run only its cases that "
                         "did not pass, into the same run directory")

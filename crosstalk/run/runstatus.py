@@ -10,6 +10,9 @@ import json
 import os
 from pathlib import Path
 
+from crosstalk import userfiles
+from crosstalk.errors import InputError
+
 STATES = ("running", "finished", "failed", "interrupted")
 
 
@@ -22,14 +25,14 @@ def read(run_dir):
     (``unknown`` without one)."""
     path = Path(run_dir) / "status.json"
     try:
-        status = json.loads(path.read_text())
+        status = userfiles.load_json(path, "provenance")
         if isinstance(status, dict) and status.get("state") in STATES:
             return status
-    except (OSError, ValueError):
+    except InputError:
         pass
     try:
-        code = int((Path(run_dir) / "exit_status").read_text())
-    except (OSError, ValueError):
+        code = int(userfiles.read_text(Path(run_dir) / "exit_status", "provenance"))
+    except (InputError, ValueError):
         return {"state": "unknown", "attempts": []}
     return {"state": "finished" if code == 0 else "failed", "attempts": []}
 

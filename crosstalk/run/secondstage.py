@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 
+from crosstalk import userfiles
 from crosstalk.analysis.ingest import CASE_COLUMNS, PERF_COLUMNS, attempt_testcases, load_run
 from crosstalk.claims import counts, judge
 from crosstalk.claims.judge import confidence_for
@@ -71,7 +72,7 @@ def _counts_text(verdicts):
 def _update_provenance(run_dir, **changes):
     """Set ``changes`` in the run's provenance.json (written whole, then renamed into place)."""
     path = run_dir / "provenance.json"
-    prov = json.loads(path.read_text())
+    prov = userfiles.load_json(path, "provenance")
     prov.update({k: change(prov) if callable(change) else change for k, change in changes.items()})
     tmp = path.with_name(".provenance.json.tmp")
     tmp.write_text(json.dumps(prov, indent=2) + "\n")

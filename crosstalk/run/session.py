@@ -69,7 +69,7 @@ class Session:
         """The lock that keeps two runs off one machine: a virtual cluster's or this host's.
         A real cluster's Slurm queues concurrent runs itself."""
         if self.cluster is not None:
-            return self.cluster.state.parent / f"{self.cluster.name}.run.lock"
+            return self.cluster.run_lock
         if self.description["kind"] == "local":
             base = Path("/run/crosstalk") if os.geteuid() == 0 else Path(
                 os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"crosstalk-{os.getuid()}"

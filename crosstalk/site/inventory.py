@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from crosstalk import CACHE_DIR, REPO_ROOT
+from crosstalk import CACHE_DIR, REPO_ROOT, userfiles
 from crosstalk.errors import InputError
 from crosstalk.proc import run
 from crosstalk.validation import validate
@@ -68,8 +68,8 @@ def resolve_inventory(name_or_path):
 
 
 def _inventory_files(inventory):
-    """Every file of the inventory (a file inventory: itself)."""
-    return [inventory] if inventory.is_file() else sorted(p for p in inventory.rglob("*") if p.is_file())
+    """Every file of the inventory (a file inventory: itself); FIFOs and the like too, refused when read."""
+    return [inventory] if inventory.is_file() else sorted(p for p in inventory.rglob("*") if not p.is_dir())
 
 
 def _yaml_files(inventory):
@@ -86,16 +86,9 @@ _AnsibleYamlLoader.add_constructor("!vault", lambda loader, node: loader.constru
 
 
 def _check_yaml_syntax(inventory):
+    """Every YAML file parses (here, bounded: ansible-inventory's own parser is not)."""
     for path in _yaml_files(inventory):
-        try:
-            yaml.load(path.read_text(), Loader=_AnsibleYamlLoader)   # a SafeLoader: no object tags
-        except UnicodeDecodeError:
-            raise InputError(path, None, "not UTF-8 text (a binary file named .yml?)") from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark else None
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise InputError(path, where, f"invalid YAML: {problem}") from None
+        userfiles.load_yaml(path, "inventory", loader=_AnsibleYamlLoader)   # a SafeLoader: no object tags
 
 
 def _ansible_inventory_cmd():
@@ -110,7 +103,7 @@ def _export_key(inventory):
     tool = _ansible_inventory_cmd()
     digest = hashlib.sha256(f"{tool}\0{os.stat(tool).st_mtime_ns if os.path.exists(tool) else ''}".encode())
     for path in _inventory_files(inventory):
-        content = path.read_bytes()
+        content = userfiles.read_bytes(path, "inventory")
         if b"$ANSIBLE_VAULT" in content:
             return None
         name = path.name if path == inventory else str(path.relative_to(inventory))
@@ -172,8 +165,8 @@ def defining_file(inventory, var):
     """The group_vars file that defines ``var`` (for error messages), else the inventory."""
     for path in _yaml_files(inventory):
         try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError:
+            data = userfiles.load_yaml(path, "inventory", loader=_AnsibleYamlLoader)
+        except InputError:
             continue
         if isinstance(data, dict) and var in data:
             return path

@@ -52,10 +52,12 @@ def cmd_up(args):
 def cmd_down(args):
     vc = _cluster(args)
     was = vc.down()
+    held = vc.remove_locks()
     if args.json:
-        print(json.dumps({"changed": was}))
+        print(json.dumps({"changed": was, "locks_in_use": [str(p) for p in held]}))
     else:
-        print(f"vcluster {vc.name}: " + ("removed" if was else "was not up"))
+        print(f"vcluster {vc.name}: " + ("removed" if was else "was not up")
+              + "".join(f"; {p} is held by a running command, kept" for p in held))
     return 0
 
 

@@ -1,7 +1,9 @@
 """Runtime link control of the nodes' links: width levels (4X, 2X, 1X of the nominal rate) or
 rates, remembered in ``links.json``, with a lock jobs hold while their links are shaped."""
 import contextlib
+import fcntl
 import json
+import os
 
 from crosstalk.errors import CrosstalkError
 from crosstalk.vcluster.procs import write_if_changed
@@ -61,6 +63,30 @@ class Links:
         """Held (flock) by a job for as long as it has links shaped, so jobs of concurrent runs
         never reshape or restore links under each other (outside the state dir: down keeps it)."""
         return self.state.parent / f"{self.name}.links.lock"
+
+    @property
+    def run_lock(self):
+        """Held by the one ``crosstalk run`` on this cluster (crosstalk.run.uselock)."""
+        return self.state.parent / f"{self.name}.run.lock"
+
+    def remove_locks(self):
+        """Delete the cluster's lock files that no one holds (``vcluster down``: nothing of the
+        cluster stays behind); returns those still held, which are left alone (removing a held
+        lock's file would let a second holder in)."""
+        held = []
+        for path in (self.links_lock, self.run_lock):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            except FileNotFoundError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                path.unlink(missing_ok=True)        # while locked: no one gets it meanwhile
+            except BlockingIOError:
+                held.append(path)
+            finally:
+                os.close(fd)
+        return held
 
     @contextlib.contextmanager
     def link_override(self, settings):

@@ -4,8 +4,7 @@ import ipaddress
 import re
 from pathlib import Path
 
-import yaml
-
+from crosstalk import userfiles
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.vcluster import topology
 from crosstalk.vcluster.rates import parse_rate
@@ -46,12 +45,9 @@ def _checked_slurm(settings, path):
 
 def load_yaml(path):
     try:
-        with open(path) as f:
-            return yaml.safe_load(f) or {}
-    except FileNotFoundError:
+        return userfiles.load_yaml(path, "inventory") or {}
+    except userfiles.MissingFile:
         return {}
-    except yaml.YAMLError as err:
-        raise InputError(path, "", f"not valid YAML ({err.__class__.__name__})") from None
 
 
 def _system_name(inventory):

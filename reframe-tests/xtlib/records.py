@@ -1,14 +1,14 @@
 """Deferred access to the JSON lines every xt-* kernel prints (docs/architecture.md)."""
 import reframe.utility.sanity as sn
 
+from crosstalk import userfiles
 from crosstalk.parsers.kernel import among_lines
 
 
 @sn.deferrable
 def records(path, type_=None, **match):
     """Kernel records from ``path`` whose keys equal ``match`` (e.g. metric='triad_bw')."""
-    with open(path, errors="replace") as fp:
-        return among_lines(fp.read(), type_, **match)
+    return among_lines(userfiles.read_text(path, "output", errors="replace"), type_, **match)
 
 
 @sn.deferrable

@@ -7,7 +7,8 @@ from xt_testing import REPO
 
 from crosstalk.bibliography import bibliography, citation, short_citation
 from crosstalk.errors import InputError
-from crosstalk.specs import _parse_yaml, all_specs, load_spec_file
+from crosstalk.specs import all_specs, load_spec_file
+from crosstalk.userfiles import loads_yaml
 
 SHIPPED = sorted(p.stem for p in (REPO / "experiments").glob("*.yaml"))
 
@@ -101,7 +102,7 @@ def test_the_fast_parser_reads_every_spec_as_the_pure_one_does():
     for path in sorted((REPO / "experiments").glob("*.yaml")):
         text = path.read_text()
         assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.safe_load(text), path.name
-        assert _parse_yaml(text) == yaml.safe_load(text), path.name
+        assert loads_yaml(text, path) == yaml.safe_load(text), path.name
 
 
 def test_a_yaml_error_reads_as_the_pure_parser_words_it(tmp_path):
