@@ -111,6 +111,22 @@ static int stream_window(const char *buf, size_t msg, int window, int partner, M
     return got;
 }
 
+/* Every pair leader's per-iteration values (gathered at rank 0) as "sample" records. */
+static void emit_samples(const char *metric, const char *unit, const double *all, const int *counts,
+                         const int *displs, int size)
+{
+    for (int r = 0; r < size; r += 2)
+        for (int k = 0; k < counts[r]; k++) {
+            xt_json *j = xt_json_begin(KERNEL, "sample");
+            xt_json_str(j, "metric", metric);
+            xt_json_num(j, "value", all[displs[r] + k]);
+            xt_json_str(j, "unit", unit);
+            xt_json_int(j, "iteration", k);
+            xt_json_int(j, "pair", r / 2);
+            xt_json_emit(j);
+        }
+}
+
 static void emit_bw(const char *stat, double value, long long windows, int pairs, size_t msg,
                     int window, long long messages, double elapsed)
 {
@@ -271,16 +287,7 @@ int main(int argc, char **argv)
     if (rank == 0 && window > 0) {
         int pairs = size / 2;
         if (samples)
-            for (int r = 0; r < size; r += 2)
-                for (int k = 0; k < counts[r]; k++) {
-                    xt_json *j = xt_json_begin(KERNEL, "sample");
-                    xt_json_str(j, "metric", "window_bw");
-                    xt_json_num(j, "value", all[displs[r] + k]);
-                    xt_json_str(j, "unit", "MB/s");
-                    xt_json_int(j, "iteration", k);
-                    xt_json_int(j, "pair", r / 2);
-                    xt_json_emit(j);
-                }
+            emit_samples("window_bw", "MB/s", all, counts, displs, size);
         /* each pair: bytes received whole / its sender's time; then over the pairs */
         double sum = 0, longest = 0;
         long long received = 0;
@@ -309,19 +316,8 @@ int main(int argc, char **argv)
                     "messages received whole:\n  avg %.1f  sum %.1f  median window %.1f\n",
                     pairs, total, window, msg, received, sum / pairs, sum, s.median);
     } else if (rank == 0) {
-        if (samples) {
-            for (int r = 0; r < size; r += 2) {
-                for (int k = 0; k < counts[r]; k++) {
-                    xt_json *j = xt_json_begin(KERNEL, "sample");
-                    xt_json_str(j, "metric", "half_rtt");
-                    xt_json_num(j, "value", all[displs[r] + k]);
-                    xt_json_str(j, "unit", "us");
-                    xt_json_int(j, "iteration", k);
-                    xt_json_int(j, "pair", r / 2);
-                    xt_json_emit(j);
-                }
-            }
-        }
+        if (samples)
+            emit_samples("half_rtt", "us", all, counts, displs, size);
         xt_stats s = xt_stats_of(all, (size_t)total);
         double var = s.stddev * s.stddev; /* population variance, us^2 */
         int pairs = size / 2;
