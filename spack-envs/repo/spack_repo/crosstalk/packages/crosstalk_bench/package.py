@@ -1,10 +1,21 @@
-import os
+from pathlib import Path
 
 from spack.package import *
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 
-#: The crosstalk checkout this recipe lives in (spack-envs/repo/packages/crosstalk-bench/).
-_CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
+
+def _checkout():
+    """The crosstalk checkout holding this recipe: the nearest directory above it with bench/ and
+    spack-envs/, wherever the recipe sits in the repository (no counting of parent directories).
+    A copy outside a checkout (Spack's provenance of an installation) gets its own directory."""
+    here = Path(__file__).resolve().parent
+    for parent in here.parents:
+        if (parent / "bench" / "CMakeLists.txt").is_file() and (parent / "spack-envs").is_dir():
+            return str(parent)
+    return str(here)
+
+
+_CHECKOUT = _checkout()
 
 
 class CrosstalkBench(CMakePackage):
@@ -17,6 +28,7 @@ class CrosstalkBench(CMakePackage):
     ``spack develop --path <checkout> crosstalk-bench@develop``.
     """
 
+    homepage = "file://" + _CHECKOUT + "/bench/README.md"
     git = "file://" + _CHECKOUT
 
     license("BSD-3-Clause")
