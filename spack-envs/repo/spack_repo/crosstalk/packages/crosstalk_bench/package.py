@@ -23,8 +23,10 @@ class CrosstalkBench(CMakePackage):
     style MPI_Put injector), xt-impactb and xt-compressionb (Casas & Bronevetsky), xt-rmamt and
     xt-congestion. Each writes JSON lines on stdout.
 
-    Version "develop" builds the committed branch "main" of the checkout holding this recipe.
-    To build the working tree instead (uncommitted edits included):
+    Version "develop" builds the commit checked out (HEAD) in the checkout holding this recipe:
+    on a login node, the crosstalk version playbooks/site.yml put there. It names no branch, so
+    concretising records no commit and the committed locks (spack-envs/locks/) do not change with
+    every commit. To build the working tree instead (uncommitted edits included):
     ``spack develop --path <checkout> crosstalk-bench@develop``.
     """
 
@@ -33,7 +35,7 @@ class CrosstalkBench(CMakePackage):
 
     license("BSD-3-Clause")
 
-    version("develop", branch="main")
+    version("develop")
 
     variant("openmp", default=True, description="Build xt-stream with OpenMP threads")
 
