@@ -220,7 +220,8 @@ def test_require_builtin_accepts_a_checkout_and_the_cli_refuses_none(inventory_c
     edit_spack(inv, lambda s: s["builtin_repo"].update(path=str(checkout)))
     render_spack_env(inv, tmp_path / "out", require_builtin=True)
     bad = subprocess.run([sys.executable, "-m", "crosstalk.site.spackenv", "-i", "local", "-o",
-                          str(tmp_path / "env"), "--require-builtin"], capture_output=True, text=True)
+                          str(tmp_path / "env"), "--require-builtin"], capture_output=True, text=True,
+                         timeout=300)
     assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
     assert bad.stderr.startswith(f"crosstalk: error: {REPO}/inventories/local/group_vars/all/spack.yml: "
                                  "crosstalk_spack.root: no spack-packages checkout at /opt/crosstalk")
