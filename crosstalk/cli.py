@@ -14,6 +14,7 @@ from crosstalk.errors import CrosstalkError
 COMMAND_MODULES = {
     "doctor": "crosstalk.site.doctor",
     "config": "crosstalk.site.configrender",
+    "spack": "crosstalk.site.spacklock",
     "spec": "crosstalk.speccheck",
     "run": "crosstalk.run.runner",
     "report": "crosstalk.analysis.workflow",

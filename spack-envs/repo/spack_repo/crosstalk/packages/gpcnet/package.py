@@ -1,5 +1,6 @@
 # The builtin recipe only knows the moving "master" branch; pin the commit that builds with
-# GCC >= 10 (upstream 476e0c3 fixed the -fno-common duplicate definitions; c56fd95 is its successor).
+# GCC >= 10 (upstream 476e0c3 fixed the -fno-common duplicate definitions; c56fd95 is its
+# successor).
 from spack.package import *
 from spack_repo.builtin.packages.gpcnet.package import Gpcnet as BuiltinGpcnet
 
