@@ -153,10 +153,11 @@ def nimc_throttling(perf, systems):
         ax.set_xlabel("Injected write rate achieved (MB/s)")
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
-    axes[cores[0]].set_ylabel("Triad bandwidth (MB/s; from the average time unless labelled)")
+    axes[cores[0]].set_ylabel("Triad bandwidth (MB/s)")
     notes += reservation_crossovers(axes, fits, paper)
     legend_below(fig, ncol=2)
-    return fig, (f"Triad bandwidth against the injection rate achieved into the same node, one point per job "
+    return fig, (f"Triad bandwidth (from the average Triad time unless labelled 'best rate') against the "
+                 f"injection rate achieved into the same node, one point per job "
                  f"(the median of its rounds), a panel per core count; lines: least-squares fits (modelled, drawn "
                  f"where a series has three or more injection rates); dashed black: the paper's slope "
                  f"({paper_slope:g} B of DRAM bandwidth lost per injected B) from our intercept. "

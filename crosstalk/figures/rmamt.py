@@ -89,52 +89,54 @@ def rmamt_threads(perf, systems):
     paper, citation = read_paper_csv("groves2017_rmamt_openmpi.csv")
     cases = rmamt_cases(perf, systems)
     syncs = sorted(cases["sync"].unique()) if not cases.empty else ["-"]
-    fig, axes = plt.subplots(len(syncs), 2, figsize=(10, 2.6 * len(syncs) + 0.6), squeeze=False)
-    notes = []
+    ops = sorted(cases["op"].unique()) if not cases.empty else ["-"]
+    fig, axes = plt.subplots(len(syncs), 2 * len(ops), figsize=(3.3 * 2 * len(ops) + 0.5, 2.5 * len(syncs) + 0.6),
+                             squeeze=False)
+    notes, targets = [], []
     if cases.empty:
         for ax in axes.flat:
             no_data(ax, "RMA-MT")
         fig.tight_layout()
     else:
         targets = ordered_targets(cases)
-        ops = sorted(cases["op"].unique())
         threads = sorted(set(cases["threads"].astype(int)) | {16})
-        for (ax_bw, ax_lat), sync in zip(axes, syncs):
-            for target in reversed(targets):            # the user's drawn last, on top
-                for op_i, op in enumerate(ops):
+        for row, sync in zip(axes, syncs):
+            groves = _groves_points(paper, sync)
+            for op_i, op in enumerate(ops):
+                ax_bw, ax_lat = row[op_i], row[len(ops) + op_i]
+                for target in reversed(targets):            # the user's drawn last, on top
                     part = cases[(cases.target == target) & (cases.op == op) & (cases.sync == sync)]
                     for sizes, sub in part.groupby("sizes"):
-                        label = f"{short(target)} {op}{sizes_note(sizes)}"
-                        dash = {"linestyle": "-" if op_i == 0 else ":"}
+                        label = f"{short(target)}{sizes_note(sizes)}"
                         bw = _series_stats(sub, "bandwidth")
                         one = bw.loc[bw["threads"] == 1, "median"]
                         if len(one) and one.iloc[0] > 0:
-                            errorbars(ax_bw, bw["threads"], bw, target, label, scale=one.iloc[0], targets=targets,
-                                      **dash)
+                            errorbars(ax_bw, bw["threads"], bw, target, label, scale=one.iloc[0], targets=targets)
                             notes.append(f"{short(target)} {op} {sync}{sizes_note(sizes)}: "
                                          + ", ".join(f"{int(t)} threads {m:.0f} MiB/s"
                                                      for t, m in zip(bw["threads"], bw["median"])))
                         lat = _series_stats(sub, "latency")
-                        errorbars(ax_lat, lat["threads"], lat, target, label, targets=targets, **dash)
-            groves = _groves_points(paper, sync)
-            for x, y, machine in groves["ratio"]:
-                paper_line(ax_bw, x, y, paper_label(machine))
-            for x, y, machine in groves["latency"]:
-                paper_line(ax_lat, x, y, paper_label(machine))
-            ax_bw.axhline(1.0, color="black", lw=0.6)
-            ax_bw.set_ylabel(f"{sync}: bandwidth /\n1-thread bandwidth (ratio)", fontsize=8)
-            ax_lat.set_ylabel(f"{sync}: median epoch\nlatency (us)", fontsize=8)
-            ax_lat.set_ylim(bottom=0)
-            for ax in (ax_bw, ax_lat):
-                _threads_axis(ax, threads, threads_label(cases) if sync == syncs[-1] else "Threads")
-        axes[0][0].set_title("Bandwidth at the largest size, relative to one thread", fontsize=9)
-        axes[0][1].set_title("Latency per epoch at the smallest size", fontsize=9)
+                        errorbars(ax_lat, lat["threads"], lat, target, label, targets=targets)
+                for x, y, machine in groves["ratio"]:
+                    paper_line(ax_bw, x, y, paper_label(machine))
+                for x, y, machine in groves["latency"]:
+                    paper_line(ax_lat, x, y, paper_label(machine))
+                ax_bw.axhline(1.0, color="black", lw=0.6)
+                ax_lat.set_ylim(bottom=0)
+                ax_bw.set_title(f"{op}, {sync}: bandwidth", fontsize=8)
+                ax_lat.set_title(f"{op}, {sync}: latency", fontsize=8)
+                for ax in (ax_bw, ax_lat):
+                    _threads_axis(ax, threads, "Threads")
+                    ax.tick_params(labelsize=7)
+            row[0].set_ylabel("bandwidth / 1-thread\nbandwidth (ratio)", fontsize=8)
+            row[len(ops)].set_ylabel("median epoch\nlatency (us)", fontsize=8)
+        axes[-1][0].set_xlabel(threads_label(cases), fontsize=8, loc="left")
         legend_below(fig, ncol=3)
     return fig, ("Multithreaded MPI one-sided communication (xt-rmamt, 2 ranks on 2 nodes, threads created "
-                 "once), a row per synchronisation: left, bandwidth at the largest total message size relative "
+                 "once), a row per synchronisation: left columns, bandwidth at the largest total message size relative "
                  "to the same series' one-thread bandwidth (the quantity of Groves' drop from 1 to 16 threads); "
-                 "right, median latency per epoch at the smallest size. Points: medians over repeats, bars: "
-                 "min-max, n in the legend; solid: the first operation, dotted: the other. A size is the total "
+                 "right, median latency per epoch at the smallest size; a column per operation. Points: medians "
+                 "over repeats, bars: min-max, n in the legend. A size is the total "
                  "split over the threads (each of T threads moves size/T bytes), Groves' axis; series marked "
                  "\"per-thread sizes\" are runs recorded before that, whose T threads each moved the whole "
                  "size. Black open markers, dashed: Groves 2017 on Skybridge (QDR InfiniBand) at 16 threads "

@@ -192,13 +192,36 @@ def focus(ax, values, axis="y", include=(), pad=0.08, note=True):
     """Set ``ax``'s ``axis`` range to ``values`` (the user's and the paper's) and ``include`` (a
     reference such as 0), so an example's outlier cannot flatten them; says on the axes how many
     example points lie outside, clipped."""
-    span = data_range(list(values) + list(include))
+    log = (ax.get_yscale() if axis == "y" else ax.get_xscale()) == "log"
+    values = [math.log10(v) for v in [*values, *include] if v is not None and v > 0] if log else [*values, *include]
+    span = data_range(values)
     if span is None:
-        return
+        return None
     low, high = span
     margin = (high - low) * pad or max(abs(high), 1.0) * pad
-    (ax.set_ylim if axis == "y" else ax.set_xlim)(low - margin, high + margin)
-    return low - margin, high + margin
+    low, high = low - margin, high + margin
+    if log:
+        low, high = 10 ** low, 10 ** high
+    (ax.set_ylim if axis == "y" else ax.set_xlim)(low, high)
+    return low, high
+
+
+def focus_on_user(ax, user, paper, include=(), axis="y"):
+    """:func:`focus` on the user's values and the paper's when there are user's values (else the
+    axis is left to the examples, the only local data); notes example points left off scale."""
+    if not [v for v in user if v == v]:
+        return
+    limits = focus(ax, [*user, *paper], axis, include)
+    if limits is None:
+        return
+    off = 0
+    for artist in [*ax.get_lines(), *ax.collections]:
+        if artist.get_gid() != "example":
+            continue
+        data = artist.get_xydata() if hasattr(artist, "get_xydata") else artist.get_offsets()
+        vals = np.asarray(data, dtype=float)[:, 1 if axis == "y" else 0]
+        off += int(((vals < limits[0]) | (vals > limits[1])).sum())
+    clipped_note(ax, off, axis)
 
 
 def clipped_note(ax, outside, axis="y"):

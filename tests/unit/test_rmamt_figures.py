@@ -37,16 +37,17 @@ def test_cases_before_the_sizes_parameter_are_per_thread_sizes_and_kept_apart():
 
 def test_the_thread_figure_labels_each_axis_and_the_older_series():
     fig, caption = rmamt_threads(PERF, ["s"])
-    ax_bw, ax_lat = fig.axes                 # one synchronisation: one row
+    ax_bw, ax_lat = fig.axes                 # one synchronisation and operation: one row of two
     labels = ax_lat.get_legend_handles_labels()[1]
     assert sorted(labels) == ["paper: Skybridge mvapich-2.1 (Fig 2.6)",          # Groves' point, same sync
-                              "s:p put (n=1)", "s:p put (per-thread sizes) (n=1)"]
+                              "s:p (n=1)", "s:p (per-thread sizes) (n=1)"]
     assert ax_bw.get_xlabel() == "Threads (the total message size split over them; per thread where marked)"
-    assert "relative" in ax_bw.get_title() and "ratio" in ax_bw.get_ylabel()
+    assert ax_bw.get_title() == "put, lock: bandwidth" and "1-thread" in ax_bw.get_ylabel()
+    assert "ratio" in ax_bw.get_ylabel()
     lines = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_lat.containers}    # medians, error bars
-    assert lines == {"s:p put (n=1)": [20.0, 30.0], "s:p put (per-thread sizes) (n=1)": [21.0, 33.0]}
+    assert lines == {"s:p (n=1)": [20.0, 30.0], "s:p (per-thread sizes) (n=1)": [21.0, 33.0]}
     ratios = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_bw.containers}
-    assert ratios == {"s:p put (n=1)": [1.0, 5.0 / 9.0], "s:p put (per-thread sizes) (n=1)": [1.0, 7.5 / 8.0]}
+    assert ratios == {"s:p (n=1)": [1.0, 5.0 / 9.0], "s:p (per-thread sizes) (n=1)": [1.0, 7.5 / 8.0]}
     assert "split over the threads" in caption and "per-thread sizes" in caption
     plt.close(fig)
     old_only = PERF[~PERF["params"].str.contains("sizes")]
