@@ -17,6 +17,7 @@ from crosstalk import userfiles
 from crosstalk.analysis.ingest import case_output_dirs, run_dir_of
 from crosstalk.errors import InputError
 from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
+from crosstalk.figures.style import short
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
 
@@ -139,7 +140,7 @@ def casas_probe_latency(perf, systems):
     wide = cases(perf, systems)
     probes = wide
     targets = ordered_targets(probes)
-    fig, axes = plt.subplots(max(1, len(targets)), 2, figsize=(13, 4.2 * max(1, len(targets))), squeeze=False,
+    fig, axes = plt.subplots(max(1, len(targets)), 2, figsize=(13, 5.4 * max(1, len(targets))), squeeze=False,
                              gridspec_kw={"width_ratios": [1.5, 1]})
     notes = []
     if not targets:
@@ -174,9 +175,9 @@ def casas_probe_latency(perf, systems):
             ax_d.set_xscale("log")
             ax_d.set_xlabel("ImpactB half round trip (us)")
             ax_d.set_ylabel("Cumulative fraction of probes")
-            ax_d.set_title(f"{target}: probe latency distribution by load", fontsize=10)
+            ax_d.set_title(f"{short(target)}: probe latency distribution by load", fontsize=9)
             ax_d.grid(alpha=0.3, which="both")
-            ax_d.legend(fontsize=7)
+            ax_d.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
         values = [rho.get((target, load), float("nan")) for load in loads]
         ax_r.barh(range(len(loads)), values, color=["black" if ld == "idle" else cmap(i) for i, ld in enumerate(loads)])
         ax_r.set_yticks(range(len(loads)), loads, fontsize=7)
@@ -184,9 +185,8 @@ def casas_probe_latency(perf, systems):
         ax_r.axvspan(quoted["compressionb_util_min"] / 100, quoted["compressionb_util_max"] / 100, color="#f08c00",
                      alpha=0.15, label="paper: CompressionB range (Fig 11)")
         ax_r.set_xlim(min(0.0, np.nanmin(values) if np.isfinite(values).any() else 0.0), 1.0)
-        ax_r.set_xlabel("Switch utilisation rho (MODELLED, M/G/1 Eq 1-3)")
-        ax_r.set_title(f"{target}: rho per load (pooled samples, one idle baseline)", fontsize=10)
-        ax_r.legend(fontsize=7)
+        ax_r.set_xlabel("rho (MODELLED, M/G/1; band: paper's CompressionB range)", fontsize=8)
+        ax_r.set_title(f"{short(target)}: switch utilisation per load", fontsize=9)
         med = medians(wide, "probe_median")
         avg = medians(wide, "probe_avg")
         notes.append(f"{target}: " + ", ".join(

@@ -8,7 +8,17 @@ import json
 import numpy as np
 import pandas as pd
 
-from crosstalk.figures import SERIES, figure, in_job_ratio, no_data, ordered_targets, plt, read_paper_csv, with_target
+from crosstalk.figures import (
+    SERIES,
+    figure,
+    in_job_ratio,
+    ordered_targets,
+    plt,
+    read_paper_csv,
+    summarise,
+    with_target,
+)
+from crosstalk.figures.style import errorbars, legend_below, paper_label, paper_line, short, targets_note
 from crosstalk.models.congestion import CANARIES, app_impact, table2_impacts
 from crosstalk.models.congestion_layout import CONGESTORS
 
@@ -98,58 +108,83 @@ def gpcnet_table2(perf, systems):
                  f"are all four at once). Layouts: {notes or 'none yet'}. Paper: {citation}.")
 
 
+#: Congestion impact definitions of Fig 4/5: (metric suffix, the paper-row statistic and definition,
+#: axis label).
+CI_DEFINITIONS = (("avg", ("avg", "tool"), "mean CI\n(loaded / isolated avg)"),
+                  ("p99_tool", ("p99", "tool"), "tail CI, tool\n(loaded / isolated 99%)"),
+                  ("p99_paper", ("p99", "paper"), "tail CI, paper §5.2\n(loaded 99% / isolated avg)"))
+#: Table 2 rows drawn on the axes: each system's largest run at one process per port (its
+#: all-congestor CIs, at "all four").
+PAPER_ROWS = ("Crystal", "Osprey")
+
+
+def _paper_table2_rows(paper):
+    rows = []
+    for system in PAPER_ROWS:
+        part = paper[(paper.system == system) & (paper.pport == 1)]
+        if not part.empty:
+            row = part.sort_values("nodes").iloc[-1]
+            rows.append((f"{system} {int(row.nodes)}n PPort 1", {d: table2_impacts(row.to_dict(), d)
+                                                               for d in ("tool", "paper")}))
+    return rows
+
+
 @figure("gpcnet_fig4_5")
 def gpcnet_fig4_5(perf, systems):
-    """Congestion impact of each congestor alone (and all four), mean and both tail definitions."""
+    """Congestion impact of each congestor alone (and all four): a row per CI definition, a column
+    per canary test, the paper's all-congestor CIs (Table 2) on the same axes."""
     paper, citation = read_paper_csv("chunduri2019_gpcnet_table2.csv")
     cases = samples(perf, systems, "CongestionCanary")
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    fig, axes = plt.subplots(len(CI_DEFINITIONS), len(TESTS), figsize=(12, 8.5), squeeze=False)
     notes = []
-    if cases.empty:
-        for ax in axes:
-            no_data(ax, "GPCNeT congestion")
-    else:
-        metrics = [f"ci_{t}_{d}" for t, _ in TESTS for d in ("avg", "p99_tool", "p99_paper")]
-        med, counts = _medians(cases, ["target", "pport", "congestors"], metrics)
-        med = med.merge(counts)
-        med["order"] = med["congestors"].map(lambda c: CONGESTOR_ORDER.index(c) if c in CONGESTOR_ORDER else 99)
-        med = med.sort_values(["target", "pport", "order"])
-        labels = [f"{r.target}\nPPort {r.pport} {CONGESTOR_LABEL.get(r.congestors, r.congestors)} (n={r.n})"
-                  for r in med.itertuples()]
-        x = np.arange(len(med))
-        for ax, (t, title) in zip(axes, TESTS):
-            for i, (d, lab, col) in enumerate((("avg", "mean: loaded avg / isolated avg", "#4c6ef5"),
-                                               ("p99_tool", "tail, tool: loaded 99% / isolated 99%", "#d9480f"),
-                                               ("p99_paper", "tail, paper §5.2: loaded 99% / isolated avg",
-                                                "#f59f00"))):
-                col_name = f"ci_{t}_{d}"
-                if col_name in med:
-                    ax.bar(x - 0.27 + 0.27 * i, med[col_name], 0.27, color=col, label=lab)
+    found = set(cases["congestors"]) if not cases.empty else set()
+    order = [c for c in CONGESTOR_ORDER if c in found or c == "all"] + sorted(found - set(CONGESTOR_ORDER))
+    targets = ordered_targets(cases) if not cases.empty else []
+    paper_rows = _paper_table2_rows(paper)
+    for row, (suffix, (stat, definition), ylabel) in zip(axes, CI_DEFINITIONS):
+        for ax, (t, title) in zip(row, TESTS):
+            metric = f"ci_{t}_{suffix}"
+            for target in reversed(targets):
+                part = cases[cases.target == target]
+                for pport, sub in part.groupby("pport"):
+                    if metric not in sub:
+                        continue
+                    stats = summarise(sub.rename(columns={metric: "value"}).dropna(subset=["value"]), ["congestors"])
+                    xs = [order.index(c) for c in stats["congestors"]]
+                    errorbars(ax, xs, stats, target, f"{short(target)} PPort {pport}", targets=targets,
+                              linestyle="none")
+            key = "ar" if t == "allreduce" else t
+            for k, (name, impacts) in enumerate(paper_rows):
+                paper_line(ax, [order.index("all")], [impacts[definition][(key, stat)]], paper_label(name),
+                           marker="os"[k % 2], linestyle="none")
             ax.axhline(1.0, color="black", lw=0.8)
             ax.set_yscale("log")
-            ax.set_xticks(x, labels, fontsize=6, rotation=60, ha="right")
-            ax.set_title(f"{title}: congestion impact", fontsize=10)
+            ax.set_xticks(range(len(order)), [CONGESTOR_LABEL.get(c, c) for c in order], fontsize=7)
+            ax.set_xlim(-0.5, len(order) - 0.5)
             ax.grid(axis="y", alpha=0.3)
-        axes[0].legend(fontsize=7)
-        for r in med.itertuples():
-            notes.append(f"{r.target} PPort {r.pport} {r.congestors}: latency CI {r.ci_lat_avg:.2f}x mean, "
-                         f"{r.ci_lat_p99_tool:.2f}x (tool) / {r.ci_lat_p99_paper:.2f}x (paper) tail")
-    # The paper's all-congestor CIs (Fig 11 from Table 2) for scale, both definitions.
-    quotes = []
-    for r in paper.itertuples():
-        if r.system in ("Crystal", "Osprey"):
-            tool = table2_impacts(r._asdict(), "tool")
-            pap = table2_impacts(r._asdict(), "paper")
-            quotes.append(f"{r.system} {r.nodes}n PPort {r.pport}: lat {tool[('lat', 'avg')]:.1f}x mean, "
-                          f"{tool[('lat', 'p99')]:.1f}x tool / {pap[('lat', 'p99')]:.1f}x paper tail")
-    fig.text(0.01, 0.005, "Paper, all congestors (Table 2): " + "; ".join(quotes[:4]), fontsize=6)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+            ax.tick_params(axis="y", labelsize=7)
+            if suffix == "avg":
+                ax.set_title(f"{title}", fontsize=9)
+            if t == TESTS[0][0]:
+                ax.set_ylabel(ylabel + " (ratio)", fontsize=8)
+    if cases.empty:
+        axes[0][1].text(0.5, 0.9, "no local congestion runs yet", ha="center", transform=axes[0][1].transAxes)
+    else:
+        med = cases.groupby(["target", "pport", "congestors"])[[c for c in cases if c.startswith("ci_lat")]].median()
+        for (target, pport, congestors), r in med.iterrows():
+            notes.append(f"{target} PPort {pport} {congestors}: latency CI {r.get('ci_lat_avg', float('nan')):.2f}x "
+                         f"mean, {r.get('ci_lat_p99_tool', float('nan')):.2f}x (tool) / "
+                         f"{r.get('ci_lat_p99_paper', float('nan')):.2f}x (paper) tail")
+    legend_below(fig, ncol=3)
     return fig, ("Congestion impact (Eq 1-2, bandwidth inverted) of each congestor alone and of all four, as "
-                 "Fig 4 (Crystal) and Fig 5 (Osprey) show per congestor: the mean CI, and the tail CI under both "
-                 "labelled definitions (network_load_test's loaded 99% / isolated 99%, and the paper's §5.2 "
-                 "loaded 99% / isolated average). The paper: P2P Incast hurts Osprey, not Crystal; Alltoall "
-                 "modestly; RMA (Put) Incast most. Measured: " + ("; ".join(notes) or "none yet") +
-                 f". Paper: {citation}.")
+                 "Fig 4 (Crystal) and Fig 5 (Osprey) show per congestor: a row per definition (the mean CI; the "
+                 "tail CI as network_load_test computes it, loaded 99% / isolated 99%; and as the paper's §5.2 "
+                 "defines it, loaded 99% / isolated average), a column per canary test; points: medians over "
+                 "repeats, bars min-max, n in the legend. Black open markers: the paper's all-congestor CIs "
+                 "computed from Table 2 (Crystal and Osprey, each system's largest run at one process per port), "
+                 "at 'all four'. The paper: P2P Incast hurts Osprey, not Crystal; Alltoall modestly; RMA (Put) "
+                 "Incast most. Measured: " + ("; ".join(notes) or "none yet") +
+                 f". Series: {targets_note(targets)}. Paper: {citation}.")
 
 
 def victim_impact(part):

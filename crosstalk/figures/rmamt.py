@@ -9,7 +9,8 @@ beside his figures."""
 import pandas as pd
 
 from crosstalk.analysis.ingest import NO_ENVIRON
-from crosstalk.figures import SERIES, experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.figures import SERIES, experiment_cases, figure, no_data, ordered_targets, plt, read_paper_csv, summarise
+from crosstalk.figures.style import errorbars, legend_below, paper_label, paper_line, short, targets_note
 
 #: A case of T > 1 threads measures one thread too, in turn in the same process: its baselines.
 ONE_THREAD = {"bandwidth": "bandwidth_one_thread", "op_rate": "op_rate_one_thread",
@@ -53,121 +54,162 @@ def rmamt_cases(perf, systems):
     return pd.concat([cases, ones.dropna(subset=list(measured), how="all")], ignore_index=True)
 
 
-def legend_below(fig, ax, top, ncol=3):
-    """One legend, ``ax``'s, below the panels: in a panel it hid the data and squeezed the others."""
-    handles, labels = ax.get_legend_handles_labels()
-    rows = -(-len(labels) // ncol)
-    fig.set_figheight(fig.get_figheight() + 0.17 * rows + 0.3)
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, (0.17 * rows + 0.3) / fig.get_figheight(), 1, top))
+def _series_stats(part, metric):
+    """summarise()'s median, low, high and n of ``metric`` per thread count."""
+    return summarise(part.rename(columns={metric: "value"}).dropna(subset=["value"]), ["threads"])
+
+
+def _threads_axis(ax, threads, label):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(threads, [str(t) for t in threads])
+    ax.minorticks_off()
+    ax.set_xlabel(label, fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def _groves_points(paper, sync):
+    """Groves' (Skybridge, QDR IB) points for ``sync``: {"ratio": [(threads, B_T/B_1, label)],
+    "latency": [(threads, us, label)]}, from the transcribed CSV."""
+    out = {"ratio": [], "latency": []}
+    for r in paper.itertuples():
+        if r.sync != sync:
+            continue
+        machine = f"Skybridge {r.mpi} ({r.source})"
+        if str(r.metric).startswith("bandwidth_drop"):
+            out["ratio"].append(([1, r.threads], [1.0, 1 - r.value / 100], machine))
+        elif r.metric == "latency":
+            out["latency"].append(([r.threads], [r.value], machine))
+    return out
 
 
 @figure("rmamt_threads")
 def rmamt_threads(perf, systems):
-    """RMA-MT bandwidth (largest size) and latency (smallest size) by threads, per synchronisation."""
+    """RMA-MT bandwidth (largest size, relative to one thread) and latency (smallest size) by
+    threads: a row per synchronisation, Groves' points on the same axes."""
     paper, citation = read_paper_csv("groves2017_rmamt_openmpi.csv")
-    fig, (ax_bw, ax_lat) = plt.subplots(1, 2, figsize=(12, 4.5))
     cases = rmamt_cases(perf, systems)
+    syncs = sorted(cases["sync"].unique()) if not cases.empty else ["-"]
+    ops = sorted(cases["op"].unique()) if not cases.empty else ["-"]
+    fig, axes = plt.subplots(len(syncs), 2 * len(ops), figsize=(3.3 * 2 * len(ops) + 0.5, 2.5 * len(syncs) + 0.6),
+                             squeeze=False)
+    notes, targets = [], []
     if cases.empty:
-        no_data(ax_bw, "RMA-MT")
-        no_data(ax_lat, "RMA-MT")
-    else:
-        for (target, op, sync, sizes), part in cases.groupby(["target", "op", "sync", "sizes"]):
-            part = part.groupby("threads")[["bandwidth", "latency"]].median().reset_index()
-            label = f"{target} {op} {sync}{sizes_note(sizes)}"
-            ax_bw.plot(part["threads"], part["bandwidth"], marker="o", label=label)
-            ax_lat.plot(part["threads"], part["latency"], marker="o", label=label)
-        for ax, unit in ((ax_bw, "Bandwidth at the largest message size (MiB/s)"),
-                         (ax_lat, "Median epoch latency at the smallest size (us)")):
-            ax.set_xlabel(threads_label(cases))
-            ax.set_ylabel(unit)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(sorted(cases["threads"].unique()), [str(t) for t in sorted(cases["threads"].unique())])
-            ax.grid(alpha=0.3)
-            ax.set_ylim(bottom=0)
-    quotes = [f"{r.mpi} {r.metric} {r.sync} t={r.threads}: {r.value:g} {r.unit} ({r.source})"
-              for r in paper.itertuples()]
-    fig.text(0.01, -0.02, "Paper (Skybridge, QDR IB): " + "; ".join(quotes[:5]), fontsize=6, wrap=True)
-    if cases.empty:
+        for ax in axes.flat:
+            no_data(ax, "RMA-MT")
         fig.tight_layout()
     else:
-        legend_below(fig, ax_bw, top=1, ncol=2)
+        targets = ordered_targets(cases)
+        threads = sorted(set(cases["threads"].astype(int)) | {16})
+        for row, sync in zip(axes, syncs):
+            groves = _groves_points(paper, sync)
+            for op_i, op in enumerate(ops):
+                ax_bw, ax_lat = row[op_i], row[len(ops) + op_i]
+                for target in reversed(targets):            # the user's drawn last, on top
+                    part = cases[(cases.target == target) & (cases.op == op) & (cases.sync == sync)]
+                    for sizes, sub in part.groupby("sizes"):
+                        label = f"{short(target)}{sizes_note(sizes)}"
+                        bw = _series_stats(sub, "bandwidth")
+                        one = bw.loc[bw["threads"] == 1, "median"]
+                        if len(one) and one.iloc[0] > 0:
+                            errorbars(ax_bw, bw["threads"], bw, target, label, scale=one.iloc[0], targets=targets)
+                            notes.append(f"{short(target)} {op} {sync}{sizes_note(sizes)}: "
+                                         + ", ".join(f"{int(t)} threads {m:.0f} MiB/s"
+                                                     for t, m in zip(bw["threads"], bw["median"])))
+                        lat = _series_stats(sub, "latency")
+                        errorbars(ax_lat, lat["threads"], lat, target, label, targets=targets)
+                for x, y, machine in groves["ratio"]:
+                    paper_line(ax_bw, x, y, paper_label(machine))
+                for x, y, machine in groves["latency"]:
+                    paper_line(ax_lat, x, y, paper_label(machine))
+                ax_bw.axhline(1.0, color="black", lw=0.6)
+                ax_lat.set_ylim(bottom=0)
+                ax_bw.set_title(f"{op}, {sync}: bandwidth", fontsize=8)
+                ax_lat.set_title(f"{op}, {sync}: latency", fontsize=8)
+                for ax in (ax_bw, ax_lat):
+                    _threads_axis(ax, threads, "Threads")
+                    ax.tick_params(labelsize=7)
+            row[0].set_ylabel("bandwidth / 1-thread\nbandwidth (ratio)", fontsize=8)
+            row[len(ops)].set_ylabel("median epoch\nlatency (us)", fontsize=8)
+        axes[-1][0].set_xlabel(threads_label(cases), fontsize=8, loc="left")
+        legend_below(fig, ncol=3)
     return fig, ("Multithreaded MPI one-sided communication (xt-rmamt, 2 ranks on 2 nodes, threads created "
-                 "once): bandwidth at the largest total message size and median latency per epoch at the "
-                 "smallest, by thread count, for each operation and synchronisation. A size is the total split "
-                 "over the threads (each of T threads moves size/T bytes), Groves' axis; series marked "
+                 "once), a row per synchronisation: left columns, bandwidth at the largest total message size relative "
+                 "to the same series' one-thread bandwidth (the quantity of Groves' drop from 1 to 16 threads); "
+                 "right, median latency per epoch at the smallest size; a column per operation. Points: medians "
+                 "over repeats, bars: min-max, n in the legend. A size is the total "
+                 "split over the threads (each of T threads moves size/T bytes), Groves' axis; series marked "
                  "\"per-thread sizes\" are runs recorded before that, whose T threads each moved the whole "
-                 f"size (T times the total). Paper reference points: {citation}.")
+                 "size. Black open markers, dashed: Groves 2017 on Skybridge (QDR InfiniBand) at 16 threads "
+                 "where the synchronisation is the same (his 1-thread Open MPI bandwidth is about 3065 MiB/s). "
+                 f"Measured: {'; '.join(notes) or 'none'}. Series: {targets_note(targets)}. Paper: {citation}.")
+    return fig, "Multithreaded MPI one-sided communication (xt-rmamt): no local runs yet. Paper: " + citation + "."
 
 
 #: Panels of the implementation comparison: metric, axis label. Groves' quantities only: his
 #: message rate is the halo exchange's, which our two-rank op_rate is not.
-MPI_PANELS = (("bandwidth", "Bandwidth, largest size (MiB/s)"),
-              ("latency", "Median epoch latency, smallest size (us)"))
+MPI_PANELS = (("bandwidth", "bandwidth,\nlargest size (MiB/s)"),
+              ("latency", "median epoch latency,\nsmallest size (us)"))
 
 
 @figure("rmamt_mpis")
 def rmamt_mpis(perf, systems):
-    """The same RMA-MT cases under each MPI implementation a system offers (its environments),
-    per operation and synchronisation, with each implementation's failed cases counted."""
+    """The same RMA-MT cases under each MPI implementation a system offers (its environments):
+    a column per synchronisation, a row per operation and quantity, a series per platform and MPI,
+    with each implementation's failed cases counted."""
     paper, citation = read_paper_csv("groves2017_rmamt_openmpi.csv")
     cases = rmamt_cases(perf, systems)
-    ops = sorted(cases["op"].unique()) if not cases.empty else ["put"]
-    fig, axes = plt.subplots(len(ops), len(MPI_PANELS), figsize=(14, 3.6 * len(ops)), squeeze=False)
     if cases.empty:
-        for ax in axes.flat:
-            no_data(ax, "RMA-MT")
-    else:
-        cases = cases.assign(environ=cases["environ"].fillna(NO_ENVIRON))
-        environs = sorted(cases["environ"].unique())
-        syncs = sorted(cases["sync"].unique())
-        colour = {sync: f"C{i % 10}" for i, sync in enumerate(syncs)}          # colour: synchronisation
-        places = sorted(set(zip(cases["platform"], cases["partition"])))
-        marker = {place: "osD^v<>"[i % 7] for i, place in enumerate(places)}  # marker: platform:partition
-        for row, op in zip(axes, ops):
-            for (platform, partition, environ, sync, sizes), part in cases[cases.op == op].groupby(
-                    ["platform", "partition", "environ", "sync", "sizes"]):
-                medians = part.groupby("threads")[[m for m, _ in MPI_PANELS if m in part]].median().reset_index()
-                for ax, (metric, _) in zip(row, MPI_PANELS):
-                    if metric in medians:
-                        ax.plot(medians["threads"], medians[metric], color=colour[sync],
-                                marker=marker[(platform, partition)],
-                                linestyle="-" if environ == environs[0] else "--",   # style: MPI
-                                label=f"{platform}:{partition} {environ} {sync}{sizes_note(sizes)}")
-            for ax, (metric, label) in zip(row, MPI_PANELS):
-                ax.set_title(f"{op}: {metric.replace('_', ' ')}", fontsize=9)
-                ax.set_xlabel(threads_label(cases), fontsize=8)
-                ax.set_ylabel(label, fontsize=8)
-                ax.set_xscale("log", base=2)
-                ax.grid(alpha=0.3)
-                ax.set_ylim(bottom=0)
-        # failures of the drawn platforms only (a shipped example is another machine's)
-        drawn = perf[(perf.experiment == "rma-mt") & perf["platform"].isin(cases["platform"].unique())]
-        drawn = drawn.assign(environ=drawn["environ"].fillna(NO_ENVIRON))
+        fig, ax = plt.subplots(figsize=(8, 3))
+        no_data(ax, "RMA-MT")
+        fig.tight_layout()
+        return fig, _mpis_caption(paper, citation, [])
+    cases = cases.assign(environ=cases["environ"].fillna(NO_ENVIRON))
+    ops, syncs = sorted(cases["op"].unique()), sorted(cases["sync"].unique())
+    environs = sorted(cases["environ"].unique())
+    rows = [(op, metric, label) for op in ops for metric, label in MPI_PANELS if metric in cases]
+    fig, axes = plt.subplots(len(rows), len(syncs), figsize=(3.4 * len(syncs) + 1, 2.3 * len(rows) + 0.8),
+                             squeeze=False)
+    places = ordered_targets(cases.assign(target=cases["platform"] + ":" + cases["partition"]))
+    threads = sorted(cases["threads"].astype(int).unique())
+    for row, (op, metric, ylabel) in zip(axes, rows):
+        for ax, sync in zip(row, syncs):
+            for place in reversed(places):
+                for env_i, environ in enumerate(environs):
+                    for sizes, part in cases[(cases.platform + ":" + cases.partition == place) & (cases.op == op)
+                                             & (cases.sync == sync) & (cases.environ == environ)].groupby("sizes"):
+                        stats = _series_stats(part, metric)
+                        errorbars(ax, stats["threads"], stats, place, f"{short(place)} {environ}{sizes_note(sizes)}",
+                                  targets=places, linestyle="-" if env_i == 0 else "--")
+            ax.set_title(f"{op}, {sync}", fontsize=8)
+            ax.set_ylabel(f"{op}: {ylabel}" if sync == syncs[0] else "", fontsize=7)
+            ax.set_ylim(bottom=0)
+            _threads_axis(ax, threads, "Threads" if (op, metric) == rows[-1][:2] else "")
+            ax.tick_params(labelsize=7)
+    # failures of the drawn platforms only (a shipped example is another machine's)
+    drawn = perf[(perf.experiment == "rma-mt") & perf["platform"].isin(cases["platform"].unique())]
+    drawn = drawn.assign(environ=drawn["environ"].fillna(NO_ENVIRON))
 
-        def n_cases(df):
-            return len(df[["partition", "case"]].drop_duplicates())
-        counts = []
-        for (platform, environ), ran in cases.groupby(["platform", "environ"]):
-            failed = drawn[(drawn.platform == platform) & (drawn.environ == environ)
-                           & (drawn.result == "fail")]
-            counts.append(f"{platform} {environ}: {n_cases(failed)} of {n_cases(ran)} cases failed")
-        fig.suptitle("; ".join(counts), fontsize=8)
-        legend_below(fig, axes[0][0], top=0.97)
-        return fig, _mpis_caption(paper, citation)
-    fig.tight_layout()
-    return fig, _mpis_caption(paper, citation)
+    def n_cases(df):
+        return len(df[["partition", "case"]].drop_duplicates())
+    counts = []
+    for (platform, environ), ran in cases.groupby(["platform", "environ"]):
+        failed = drawn[(drawn.platform == platform) & (drawn.environ == environ) & (drawn.result == "fail")]
+        counts.append(f"{short(platform)} {environ}: {n_cases(failed)} of {n_cases(ran)} failed")
+    fig.suptitle("; ".join(counts), fontsize=8)
+    legend_below(fig, ncol=3)
+    return fig, _mpis_caption(paper, citation, places)
 
 
-def _mpis_caption(paper, citation):
+def _mpis_caption(paper, citation, places):
     quotes = [f"{r.mpi} {r.metric} {r.sync} t={r.threads}: {r.value:g} {r.unit} ({r.source})"
               for r in paper.itertuples()]
-    return ("RMA-MT under each MPI implementation of the system (colour: synchronisation; solid: the first "
-            "environment, dashed: the other; marker: platform and partition), per operation: bandwidth at the "
+    return ("RMA-MT under each MPI implementation of the system (a column per synchronisation, a row per "
+            "operation and quantity; colour: the platform, light grey: the shipped examples; solid: the first "
+            "environment, dashed: the other; points: medians, bars: min-max, n in the legend): bandwidth at the "
             "largest total message size and median latency per epoch at the smallest, by thread count (a size is "
             "the total split over the threads; \"per-thread sizes\" marks runs recorded before, whose T threads "
             "each moved the whole size); failed cases counted above. Groves' message-rate figures (2.7, 2.10) are "
             "the Sandia micro-benchmarks' halo exchange with six neighbours, which two ranks cannot form: not "
             "drawn here (xt-rmamt's two-rank op_rate is recorded, not compared). Groves measured MVAPICH (an "
             "MPICH derivative) and Open MPI on Skybridge (QDR InfiniBand) and cautions against comparing the two "
-            "directly; the paper's points: " + "; ".join(quotes) + f" ({citation}).")
+            "directly; the paper's points: " + "; ".join(quotes) + f" ({citation}). Series: {targets_note(places)}.")

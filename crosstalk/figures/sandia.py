@@ -1,5 +1,17 @@
 """Energy under CPU frequency and network bandwidth, SAND2012-1750 Ch. 6 (spec: energy)."""
-from crosstalk.figures import experiment_cases, figure, no_data, plt, read_paper_csv
+from crosstalk.figures import experiment_cases, figure, no_data, ordered_targets, plt, read_paper_csv
+from crosstalk.figures.style import (
+    focus_on_user,
+    is_example,
+    legend_below,
+    paper_label,
+    paper_line,
+    series,
+    short,
+    tag,
+    targets_note,
+    with_n,
+)
 from crosstalk.models.energy import edp_from_pct
 
 #: Link cases of the energy spec and the paper's column prefix for the same bandwidth fraction.
@@ -40,47 +52,74 @@ def _link_cases(perf, systems):
     return cases[cases["cpu_freq"].astype(str) == "default"]
 
 
+def _paper_apps(ax, xs, paper, value):
+    """The paper's applications, one dashed black line each, one legend entry for all."""
+    values = []
+    for i, (_, row) in enumerate(paper.iterrows()):
+        ys = [value(row, p) for _, p, _ in LINKS]
+        values += ys
+        paper_line(ax, xs, ys, paper_label(f"Red Storm, {len(paper)} apps") if i == 0 else None, markersize=3,
+                   linewidth=0.7)
+    return values
+
+
+def _local_lines(ax, xs, changes, targets, value, notes=None):
+    """Each target's line (user's on top), its values by link; returns the user's values."""
+    user = []
+    for target in reversed(targets):
+        by_link = changes.get(target, {})
+        pts = [(i, by_link[k]) for i, (k, _, _) in enumerate(LINKS) if k in by_link]
+        if not pts:
+            continue
+        ys = [value(v) for _, v in pts]
+        style = series(target, targets=targets)
+        gid = style.pop("gid")
+        tag(ax.plot([xs[i] for i, _ in pts], ys, label=with_n(f"LAMMPS, {short(target)}", min(v[2] for _, v in pts)),
+                    **style), gid)
+        if not is_example(target):
+            user += ys
+    return user
+
+
+def _link_axis(ax, xs):
+    ax.set_xticks(xs, [f"{k}\n({frac})" for k, _, frac in LINKS], fontsize=8)
+    ax.set_xlabel("link rate (fraction of full bandwidth)", fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 @figure("sandia_table6_2")
 def sandia_table6_2(perf, systems):
     """Run-time and energy % change at 1/2, 1/4, 1/8 bandwidth, beside Table 6.2."""
     paper, citation = read_paper_csv("sandia2012_table6_2_network_bandwidth.csv")
     label = _energy_label(perf, systems)
-    fig, (ax_rt, ax_e) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (ax_rt, ax_e) = plt.subplots(1, 2, figsize=(11, 4.4))
     xs = list(range(len(LINKS)))
-    for ax, kind in ((ax_rt, "rt"), (ax_e, "e")):
-        for _, row in paper.iterrows():
-            ax.plot(xs, [row[f"{p}_{kind}_pct"] for _, p, _ in LINKS], color="#adb5bd", marker="o",
-                    lw=0.8, ms=3)
-        ax.plot([], [], color="#adb5bd", marker="o", lw=0.8, ms=3, label="paper (7 apps, Red Storm)")
     cases = _link_cases(perf, systems)
-    notes = []
+    changes = {} if cases is None else pct_changes(cases, lambda p: p["link"].astype(str) == "4X", "link",
+                                                   [k for k, _, _ in LINKS])
+    targets = ordered_targets(cases) if cases is not None else []
     if cases is None:
         no_data(ax_rt, "the energy experiment")
-    else:
-        changes = pct_changes(cases, lambda p: p["link"].astype(str) == "4X", "link", [k for k, _, _ in LINKS])
-        for target, by_link in changes.items():
-            pts = [(i, by_link[k]) for i, (k, _, _) in enumerate(LINKS) if k in by_link]
-            if not pts:
-                continue
-            ax_rt.plot([i for i, _ in pts], [v[0] for _, v in pts], marker="s", lw=2, label=f"LAMMPS, {target}")
-            ax_e.plot([i for i, _ in pts], [v[1] for _, v in pts], marker="s", lw=2,
-                      label=f"LAMMPS, {target} ({label})")
-            notes += [f"{target} {k}: RT {v[0]:+.1f} %, E {v[1]:+.1f} % (n={v[2]})"
-                      for (k, _, _), (_, v) in zip([LINKS[i] for i, _ in pts], pts)]
-    for ax, what in ((ax_rt, "Run time"), (ax_e, "Total energy")):
+    for ax, kind, col in ((ax_rt, "rt", 0), (ax_e, "e", 1)):
+        paper_values = _paper_apps(ax, xs, paper, lambda row, p, kind=kind: row[f"{p}_{kind}_pct"])
+        user = _local_lines(ax, xs, changes, targets, lambda v, col=col: v[col])
         ax.axhline(0, color="black", lw=0.8)
-        ax.set_xticks(xs, [f"{k} ({frac} bandwidth)" for k, _, frac in LINKS], fontsize=8)
-        ax.set_ylabel(f"{what}: % change from full bandwidth (4X)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        focus_on_user(ax, user, paper_values, include=[0])
+        _link_axis(ax, xs)
+    ax_rt.set_ylabel("Run time: % change from full bandwidth (4X)")
+    ax_e.set_ylabel("Total energy: % change from 4X")
     ax_e.set_title(f"Energy: {label}", fontsize=9)
     ax_rt.set_title("Run time", fontsize=9)
-    fig.tight_layout()
+    legend_below(fig, ncol=3)
+    notes = [f"{target} {k}: RT {v[0]:+.1f} %, E {v[1]:+.1f} % (n={v[2]})"
+             for target, by_link in changes.items() for k, v in by_link.items()]
     measured = "; ".join(notes) if notes else "no local link-sweep runs yet"
     return fig, (f"LAMMPS LJ melt on two nodes with the job's links at 1/2 (2X), 1/4 (1X) and 1/8 (rate = "
                  f"nominal/8, the paper's injection case) of full bandwidth; % change of the median over "
                  f"repeats from 4X. Energy here: {label} (Eq 6.2: CPU + 25 W x bandwidth fraction + "
-                 f"20 W memory, per node). Measured: {measured}. Grey: {citation}.")
+                 f"20 W memory, per node). The axes are set by the user's lines and the paper's; an example "
+                 f"beyond them is noted off scale. Measured: {measured}. Series: {targets_note(targets)}. "
+                 f"Black dashed: {citation}.")
 
 
 @figure("sandia_table6_1")
@@ -97,29 +136,31 @@ def sandia_table6_1(perf, systems):
         for target, by_freq in changes.items():
             keys = [f for f in freqs if f in by_freq]
             if keys:
-                ax_local.scatter([by_freq[f][0] for f in keys], [by_freq[f][1] for f in keys], label=target)
+                style = series(target, targets=list(changes))
+                gid = style.pop("gid")
+                tag(ax_local.scatter([by_freq[f][0] for f in keys], [by_freq[f][1] for f in keys], label=short(target),
+                                     color=style["color"], marker=style["marker"], zorder=style["zorder"]), gid)
                 for f in keys:
                     ax_local.annotate(f, (by_freq[f][0], by_freq[f][1]), fontsize=7)
                 notes += [f"{target} {f}: RT {by_freq[f][0]:+.1f} %, E {by_freq[f][1]:+.1f} %" for f in keys]
     if notes:
         ax_local.set_xlabel("Run time % change")
         ax_local.set_ylabel("Energy % change")
-        ax_local.legend(fontsize=7)
         ax_local.set_title("Measured here (4X, median over repeats)", fontsize=9)
     else:
         no_data(ax_local, "CPU frequency (no system here can set it: cpufreq cases are skipped)")
     for p, marker in (("p2", "o"), ("p3", "s"), ("p4", "^")):
         sel = paper.dropna(subset=[f"{p}_rt_pct", f"{p}_e_pct"])
-        ax_paper.scatter(sel[f"{p}_rt_pct"], sel[f"{p}_e_pct"], marker=marker, label=p.upper())
+        tag(ax_paper.scatter(sel[f"{p}_rt_pct"], sel[f"{p}_e_pct"], marker=marker, facecolors="white",
+                             edgecolors="black", label=paper_label(f"Red Storm {p.upper()}")), "paper")
         for _, row in sel.iterrows():
             ax_paper.annotate(row["app"], (row[f"{p}_rt_pct"], row[f"{p}_e_pct"]), fontsize=6)
     ax_paper.set_xlabel("Run time % change")
     ax_paper.set_ylabel("CPU energy % change")
     ax_paper.set_title("SAND2012-1750 Table 6.1 (P2 1.7, P3 1.4, P4 1.1 GHz)", fontsize=9)
     ax_paper.axhline(0, color="black", lw=0.6)
-    ax_paper.legend(fontsize=7)
     ax_paper.grid(alpha=0.3)
-    fig.tight_layout()
+    legend_below(fig, ncol=4)
     measured = "; ".join(notes) if notes else ("none: CPU frequency cannot be set on the systems run "
                                                  "(skipped with the reason in the report)")
     return fig, (f"Run time and energy change at lower CPU frequency (Slurm --cpu-freq) at full bandwidth. "
@@ -137,27 +178,23 @@ def sandia_fig6_2(perf, systems):
     changes = {} if cases is None else pct_changes(cases, lambda p: p["link"].astype(str) == "4X", "link",
                                                    [k for k, _, _ in LINKS])
     notes = []
+    targets = ordered_targets(cases) if cases is not None else []
     for w, ax in zip((1, 2, 3), axes):
-        for _, row in paper.iterrows():
-            ax.plot(xs, [edp_from_pct(row[f"{p}_rt_pct"], row[f"{p}_e_pct"], w) for _, p, _ in LINKS],
-                    color="#adb5bd", marker="o", lw=0.8, ms=3)
-        ax.plot([], [], color="#adb5bd", marker="o", lw=0.8, ms=3, label="paper apps (from Table 6.2)")
-        for target, by_link in changes.items():
-            pts = [(i, by_link[k]) for i, (k, _, _) in enumerate(LINKS) if k in by_link]
-            vals = [edp_from_pct(v[0], v[1], w) for _, v in pts]
-            ax.plot([i for i, _ in pts], vals, marker="s", lw=2, label=f"LAMMPS, {target}")
-            notes += [f"w={w} {LINKS[i][0]} {target}: {v:.2f}" for (i, _), v in zip(pts, vals)]
-        ax.axhline(1, color="black", lw=0.8)
         ax.set_yscale("log")
-        ax.set_xticks(xs, [f"{k}\n({frac})" for k, _, frac in LINKS], fontsize=8)
+        paper_values = _paper_apps(ax, xs, paper, lambda row, p, w=w: edp_from_pct(row[f"{p}_rt_pct"],
+                                                                                   row[f"{p}_e_pct"], w))
+        user = _local_lines(ax, xs, changes, targets, lambda v, w=w: edp_from_pct(v[0], v[1], w))
+        notes += [f"w={w} {k} {target}: {edp_from_pct(v[0], v[1], w):.2f}"
+                  for target, by_link in changes.items() for k, v in by_link.items()]
+        ax.axhline(1, color="black", lw=0.8)
+        focus_on_user(ax, user, paper_values, include=[1])
+        _link_axis(ax, xs)
         ax.set_title(f"E x T^{w} / baseline", fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("normalised to full bandwidth (4X)")
-    axes[0].legend(fontsize=7)
+    axes[0].set_ylabel("normalised to full bandwidth (4X; ratio)")
     if not changes:
         axes[1].text(0.5, 0.9, "no local link-sweep runs yet", ha="center", transform=axes[1].transAxes)
-    fig.tight_layout()
+    legend_below(fig, ncol=3)
     measured = "; ".join(notes) if notes else "no local link-sweep runs yet"
     return fig, (f"Energy-delay product (E/E_4X) x (T/T_4X)^w, w = 1, 2, 3 (Fig 6.2's metric); local energy: "
-                 f"{label}. Grey: the paper's applications computed from {citation} (modelled from the "
-                 f"table's % columns). Local: {measured}.")
+                 f"{label}. Black dashed: the paper's applications computed from {citation} (modelled from "
+                 f"the table's % columns). Local: {measured}. Series: {targets_note(targets)}.")

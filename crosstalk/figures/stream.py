@@ -1,5 +1,6 @@
 """STREAM Triad (spec: stream)."""
-from crosstalk.figures import figure, no_data, params_of, plt, read_paper_csv, summarise, with_target
+from crosstalk.figures import figure, no_data, ordered_targets, params_of, plt, read_paper_csv, summarise, with_target
+from crosstalk.figures.style import bar_style, errorbars, legend_below, paper_bars, short, targets_note
 
 
 @figure("stream_triad")
@@ -16,37 +17,40 @@ def stream_triad(perf, systems):
     has_avg = df.groupby("target")["metric"].transform(lambda m: (m == "triad_bw_avg").any())
     df = df[(df.metric == "triad_bw_avg") | ~has_avg]
     df["target"] = df["target"].where(has_avg, df["target"] + " (best rate)")
-    local_best = []
+    local_best, targets = [], []
     if df.empty:
         no_data(ax_local, "STREAM Triad")
     else:
         df["threads"] = params_of(df).map(lambda p: int(p["threads"]))
         stats = summarise(df, ["target", "threads"])
-        for target, part in stats.groupby("target"):
-            part = part.sort_values("threads")
-            yerr = [part["median"] - part["low"], part["high"] - part["median"]]
-            ax_local.errorbar(part["threads"], part["median"] / 1000, yerr=[e / 1000 for e in yerr],
-                              marker="o", capsize=3, label=f"{target} (n={int(part['n'].max())})")
+        targets = ordered_targets(df)
+        for target in reversed(targets):
+            part = stats[stats.target == target].sort_values("threads")
+            errorbars(ax_local, part["threads"], part, target, short(target), scale=1000, targets=targets)
             local_best.append((target, part["median"].max() / 1000))
         ax_local.set_xlabel("OpenMP threads")
-        ax_local.set_ylabel("Triad bandwidth, from the average time (GB/s)")
+        ax_local.set_ylabel("Triad bandwidth (GB/s)")
         ax_local.set_xscale("log", base=2)
         ax_local.set_xticks(sorted(df["threads"].unique()), [str(t) for t in sorted(df["threads"].unique())])
+        ax_local.minorticks_off()
         ax_local.set_ylim(bottom=0)
-        ax_local.set_title("Measured here (median over repeats, bars: min-max)")
-        ax_local.legend(fontsize=8)
+        ax_local.set_title("Measured here: medians, bars min-max", fontsize=9)
         ax_local.grid(alpha=0.3)
-    names = list(paper["machine"]) + [f"{t} (measured)" for t, _ in local_best]
-    values = list(paper["triad_no_rdma_GBps"]) + [v for _, v in local_best]
-    colors = ["#9aa5b1"] * len(paper) + ["#d9480f"] * len(local_best)
-    ax_paper.barh(names, values, color=colors)
+    local_best = sorted(local_best, key=lambda tv: targets.index(tv[0]))
+    paper_bars(ax_paper, range(len(paper)), paper["triad_no_rdma_GBps"], 0.7, horizontal=True,
+               label="paper: Groves 2017 Table 2.4 machines, no injection")
+    for k, (target, value) in enumerate(local_best):
+        ax_paper.barh(len(paper) + k, value, 0.7, **bar_style(target, targets))
+    ax_paper.set_yticks(range(len(paper) + len(local_best)),
+                        list(paper["machine"]) + [short(t, 22) for t, _ in local_best], fontsize=7)
     ax_paper.invert_yaxis()
     ax_paper.set_xlabel("Triad bandwidth without injection (GB/s)")
-    ax_paper.set_title("Groves 2017 Table 2.4 (grey) and the highest median measured here (orange)", fontsize=10)
-    ax_paper.tick_params(axis="y", labelsize=7)
-    fig.tight_layout()
+    ax_paper.set_title("The highest median here, beside the paper's machines", fontsize=9)
+    legend_below(fig, ncol=3)
     caption = ("STREAM Triad (xt-stream, 10^6 B/s, the rate from the average time of NTIMES iterations as "
                "Groves 2017 §2.2.4; '(best rate)': runs recorded before crosstalk measured the average) on one "
-               "node of each local system, by OpenMP thread count; right: the paper's machines without RDMA injection. "
-               f"Paper values: {citation}.")
+               "node of each local system, by OpenMP thread count (medians over repeats, bars min-max, n in the "
+               "legend); right: the highest median of each beside the paper's machines without RDMA injection "
+               "(white hatched). "
+               f"Series: {targets_note(targets)}. Paper values: {citation}.")
     return fig, caption

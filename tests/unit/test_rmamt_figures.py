@@ -37,12 +37,17 @@ def test_cases_before_the_sizes_parameter_are_per_thread_sizes_and_kept_apart():
 
 def test_the_thread_figure_labels_each_axis_and_the_older_series():
     fig, caption = rmamt_threads(PERF, ["s"])
-    ax_bw, ax_lat = fig.axes
-    labels = ax_bw.get_legend_handles_labels()[1]
-    assert sorted(labels) == ["s@h:p+ompi put lock", "s@h:p+ompi put lock (per-thread sizes)"]
+    ax_bw, ax_lat = fig.axes                 # one synchronisation and operation: one row of two
+    labels = ax_lat.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["paper: Skybridge mvapich-2.1 (Fig 2.6)",          # Groves' point, same sync
+                              "s:p (n=1)", "s:p (per-thread sizes) (n=1)"]
     assert ax_bw.get_xlabel() == "Threads (the total message size split over them; per thread where marked)"
-    lines = {line.get_label(): list(line.get_ydata()) for line in ax_lat.get_lines()}
-    assert lines == {"s@h:p+ompi put lock": [20.0, 30.0], "s@h:p+ompi put lock (per-thread sizes)": [21.0, 33.0]}
+    assert ax_bw.get_title() == "put, lock: bandwidth" and "1-thread" in ax_bw.get_ylabel()
+    assert "ratio" in ax_bw.get_ylabel()
+    lines = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_lat.containers}    # medians, error bars
+    assert lines == {"s:p (n=1)": [20.0, 30.0], "s:p (per-thread sizes) (n=1)": [21.0, 33.0]}
+    ratios = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_bw.containers}
+    assert ratios == {"s:p (n=1)": [1.0, 5.0 / 9.0], "s:p (per-thread sizes) (n=1)": [1.0, 7.5 / 8.0]}
     assert "split over the threads" in caption and "per-thread sizes" in caption
     plt.close(fig)
     old_only = PERF[~PERF["params"].str.contains("sizes")]
@@ -54,6 +59,8 @@ def test_the_thread_figure_labels_each_axis_and_the_older_series():
 def test_the_implementation_comparison_draws_no_rate_beside_groves_message_rate():
     fig, caption = rmamt_mpis(PERF, ["s"])
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["put: bandwidth", "put: latency"]
+    assert titles == ["put, lock", "put, lock"]
+    assert [ax.get_ylabel().split(":")[1].split(",")[0].strip() for ax in fig.axes] == ["bandwidth",
+                                                                                      "median epoch latency"]
     assert "six neighbours" in caption and "op_rate" in caption
     plt.close(fig)
