@@ -367,6 +367,10 @@ def leave_clusters(take_down, out=sys.stdout):
                   f"down ({err}); `{command}` takes it down", file=out, flush=True)
             continue
         kept = f" ({', '.join(map(str, held))} held by another command: kept)" if held else ""
+        if cluster.like and cluster.balance_file.exists():
+            # a measurement, not a running part: the next bring-up of the same shape reuses it
+            kept += (f"; kept its balance measurement {cluster.balance_file} for the next bring-up "
+                     f"(remove it to measure again)")
         print(f"crosstalk: virtual cluster {cluster.name}, brought up by this run, taken down{kept}",
               file=out, flush=True)
 

@@ -25,8 +25,9 @@ def test_down_removes_the_lock_files_no_one_holds(tmp_path):
 
 
 class FakeCluster:
-    def __init__(self, name, up, fail=None):
+    def __init__(self, name, up, fail=None, balance_file=None):
         self.name, self.was_up, self.fail, self.calls = name, up, fail, []
+        self.like, self.balance_file = ("a-machine" if balance_file else None), balance_file
 
     def is_up(self):
         return self.was_up
@@ -48,8 +49,10 @@ class FakeCluster:
 
 
 @pytest.fixture
-def clusters(monkeypatch):
-    made = {"inventories/vcluster-sand": FakeCluster("vcsand", up=False),
+def clusters(monkeypatch, tmp_path):
+    measured = tmp_path / "vcsand.balance.json"
+    measured.write_text("{}")
+    made = {"inventories/vcluster-sand": FakeCluster("vcsand", up=False, balance_file=measured),
             "inventories/vcluster": FakeCluster("vcluster", up=True),
             "inventories/odd dir": FakeCluster("vcodd", up=False, fail="processes [4242] did not exit")}
     monkeypatch.setattr(VCluster, "from_inventory", classmethod(lambda cls, inv: made[str(inv)]))
@@ -76,7 +79,10 @@ def test_the_main_job_takes_down_what_it_brought_up_or_says_why_not(clusters):
     out = io.StringIO()
     runner.leave_clusters(take_down=True, out=out)
     lines = out.getvalue().splitlines()
-    assert "crosstalk: virtual cluster vcsand, brought up by this run, taken down" in lines
+    # its balance measurement is a file it keeps: said, with what removing it does
+    assert (f"crosstalk: virtual cluster vcsand, brought up by this run, taken down; kept its balance measurement "
+            f"{clusters['inventories/vcluster-sand'].balance_file} for the next bring-up (remove it to measure again)"
+            in lines)
     assert ("crosstalk: virtual cluster vcodd, brought up by this run, could not be taken down (processes "
             "[4242] did not exit); `crosstalk vcluster down --inventory 'inventories/odd dir'` takes it down"
             in lines)                                        # the inventory quoted for a shell
