@@ -154,7 +154,9 @@ def test_the_report_opens_with_the_verdicts(analysed):
     headings = re.findall(r"<h2[^>]*>(.*?)</h2>", page)
     assert headings[0] == "What the papers claim, and what reproduces here"
     papers = {claim["paper"] for _, claim in spec_claims()}
-    assert page.count('<table class="verdicts">') == len(papers) >= 4        # one per paper
+    # one per paper, and one of the checks of a platform, apart (they are no paper's claim)
+    assert page.count('<table class="verdicts">') == len(papers) + 1 and len(papers) >= 4
+    assert '<h3 id="checks">Checks of this platform</h3>' in page
     assert "<th>vcluster@%s<br>" % HOST_CLASS in page                        # the user's copy, judged
     for verdict in ("reproduced", "contradicted", "not run"):
         assert f'<span class="v-{verdict.replace(" ", "-")}">{verdict}</span>' in page
