@@ -1,12 +1,13 @@
 """Shared pytest fixtures: paths, the venv's tools, and the virtual cluster."""
 import pytest
-from vcluster_fixtures import isolated, login_report, pingpong_src, vcluster  # noqa: F401  (fixtures of every module)
+from shared_run import shared_report, shared_run  # noqa: F401  (fixtures of every module)
+from vcluster_fixtures import isolated, login_report, pingpong_src, spare_cluster, vcluster  # noqa: F401  (fixtures of every module)
 from xt_testing import REPO, tool_env
 
 #: Fixtures that bring up or use a virtual cluster (a test that asks for one is in the cluster tier),
-#: and the machine each stands for: the shared cluster, the private cluster ``vclt``. Fixtures built
-#: on them (``login_report``) count through pytest's fixture closure.
-FIXTURE_MACHINES = {"vcluster": "vcluster", "isolated": "vclt"}
+#: and the machine each stands for: the shared cluster, the private cluster ``vclt``, the spare
+#: cluster ``vcspare``. Fixtures built on them (``login_report``) count through pytest's fixture closure.
+FIXTURE_MACHINES = {"vcluster": "vcluster", "isolated": "vclt", "spare_cluster": "vcspare"}
 #: Machines whose tests share another machine's worker: the main job on the shared cluster moves E6
 #: to vcsand (crosstalk.run.balanced), so a test of that move holds both systems' run locks in turn.
 WORKER_OF = {"vcsand": "vcluster"}
@@ -65,4 +66,9 @@ def run_env():
 
 @pytest.fixture(scope="module")
 def run_env_module():
+    return tool_env()
+
+
+@pytest.fixture(scope="session")
+def tool_env_session():
     return tool_env()

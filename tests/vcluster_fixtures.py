@@ -5,12 +5,15 @@
 needed and torn down at session end only if this session brought it up.
 ``isolated``: a private 4-node cluster (name vclt, 198.19.0.0/24) for tests that reshape or
 break it without disturbing the shared one; module-scoped.
+``spare_cluster``: a second cluster like the shared one (vcspare, 198.19.9.0/24), session-scoped, for
+the tests that change a run.
 """
 import os
 import shutil
 import subprocess
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -115,6 +118,36 @@ def compile_mpi(vc, src, name, mpicc="mpicc"):
     exe = vc.shared_dir / name
     subprocess.run([mpicc, "-O2", "-o", str(exe), str(src)], check=True, timeout=120)
     return exe
+
+
+#: The spare cluster: like the shared one (4 nodes, the shared inventory's link rate), another name and subnet.
+SPARE = {"name": "vcspare", "nodes": 4, "subnet": "198.19.9.0/24"}
+
+
+@dataclass
+class SpareCluster:
+    vc: object          # crosstalk.vcluster.VCluster
+    inventory: Path     # its inventory directory (``crosstalk run --system INVENTORY``)
+    name: str = SPARE["name"]
+
+
+@pytest.fixture(scope="session")
+def spare_cluster():
+    """A second cluster like the shared one, for the tests that change a run (interrupt and resume,
+    time limits, a second stage): they use it on one pytest worker while the shared cluster's tests
+    run on the other, instead of after them. Brought up once per session and taken down at its end."""
+    skip_unless_root()
+    import yaml
+
+    from crosstalk.vcluster import VCluster
+    rate = yaml.safe_load((INVENTORY / "group_vars" / "all" / "vcluster.yml").read_text())["vcluster_link_rate"]
+    work = REPO / "build" / "test-spare-cluster" / uuid.uuid4().hex[:8]
+    inventory = copy_inventory(work, SPARE["name"], SPARE["subnet"], SPARE["nodes"], rate)
+    vc = VCluster.from_inventory(inventory)
+    vc.up()
+    yield SpareCluster(vc, inventory)
+    vc.down()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """E5 active probing for real (Casas & Bronevetsky): ImpactB idle vs under CompressionB, rho, figures.
 
-Three ReFrame sessions (--repeat 3) interleave the idle and loaded jobs in time, and medians are
-compared, so a burst of unrelated load on this shared 2-core machine cannot fake or hide the effect.
+Three repeats interleave the idle and loaded jobs in time (on the virtual cluster: the shared run's
+three sessions, tests/shared_run.py), and medians are compared, so a burst of unrelated load on this
+shared 2-core machine cannot fake or hide the effect.
 What physics guarantees: probes that share cores, memory and (on the virtual cluster) shaped links
 with the heaviest CompressionB configuration (every partner, 4 x 40 KiB per partner, no bubble) wait
 longer than on the idle fabric, and that configuration injects more than the lightest one (one
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from shared_run import SESSIONS
 from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
 
 from crosstalk.analysis.ingest import load_run
@@ -109,19 +111,14 @@ def test_impactb_and_compressionb_run_and_model_rho_local(local_run):
         statistics.median(values(perf, "cb_injected_bw", LIGHT))
 
 
-@pytest.mark.machine("local")
-def test_report_draws_the_casas_figures(local_run):
-    env, run_dir, _, _ = local_run
-    results = Path(env["CROSSTALK_RESULTS_DIR"])
-    proc = subprocess.run([venv_tool("crosstalk"), "report"], capture_output=True, text=True, env=env, timeout=900)
-    if proc.returncode != 0:
-        # Another experiment's figure may fail (e.g. a spec listing a figure whose module has not
-        # landed yet) and stop the workflow: draw the rest with --keep-going; ours must be drawn
-        # (the results directory is new, so the files below come from this test).
-        subprocess.run([venv_tool("python3"), "-c", "from crosstalk.analysis.workflow import run_workflow; "
-                        "raise SystemExit(run_workflow(extra=['--keep-going']))"], capture_output=True, text=True,
-                       env=env, timeout=900)
-    figures = results / "figures"        # drawn once, shown by every page
+@pytest.mark.root
+@pytest.mark.cluster
+def test_report_draws_the_casas_figures(shared_run, shared_report):
+    """The shared run's report (tests/shared_run.py): its results directory is the run's own, so the
+    files below come from it."""
+    proc = shared_report
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    figures = shared_run.results / "figures"        # drawn once, shown by every page
     for fig in FIGURES:
         assert (figures / f"{fig}.png").exists(), f"{fig} not drawn: " + proc.stdout[-2000:] + proc.stderr[-2000:]
         assert (figures / f"{fig}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", fig
@@ -130,20 +127,21 @@ def test_report_draws_the_casas_figures(local_run):
     probe_caption = (figures / "casas_probe_latency.caption.txt").read_text()
     assert f"{HEAVY} median" in probe_caption and "idle median" in probe_caption
     # Kept outputs: the figures read the probe distributions from them.
-    kept = list(run_dir.rglob("idle_probe.out"))
+    kept = list(shared_run.run_dir.rglob("idle_probe.out"))
     assert kept and any('"type":"sample"' in p.read_text() for p in kept)
-    if proc.returncode == 0:
-        page = (results / "local" / "report.html").read_text()
-        assert all(f"../figures/{fig}.png" in page for fig in FIGURES)
+    page = (shared_run.results / "vcluster" / "report.html").read_text()
+    assert all(f"../figures/{fig}.png" in page for fig in FIGURES)
 
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_impactb_latency_rises_under_compressionb_on_the_vcluster(vcluster, run_env):
-    results = tempfile.mkdtemp(prefix="active-probing-vc-", dir=REPO / "build")
-    env = dict(run_env, CROSSTALK_RESULTS_DIR=results)
+def test_impactb_latency_rises_under_compressionb_on_the_vcluster(shared_run):
+    """The shared run's ActiveProbing cases (tests/shared_run.py: mpi partition, three sessions)."""
     loads = ["idle", HEAVY]
-    run_dir, perf = run_active_probing(env, "vcluster", loads, partition="mpi")
+    cases = shared_run.cases_of("ActiveProbing")
+    assert {c["result"] for c in cases} == {"pass"}, [c["reason"] for c in cases if c["result"] != "pass"]
+    assert len(cases) == len(loads) * SESSIONS
+    run_dir, perf = shared_run.run_dir, shared_run.perf_of("ActiveProbing")
     check_probe_physics(run_dir, perf, loads)
     # The job shaped its links to the spec's width (1X) before the probes (logged by `crosstalk link show`).
     links = json.loads(next(run_dir.rglob("ActiveProbing_*/links.before.json")).read_text())
@@ -152,28 +150,25 @@ def test_impactb_latency_rises_under_compressionb_on_the_vcluster(vcluster, run_
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_compressionb_configurations_in_turn_in_one_job_on_the_vcluster(vcluster, run_env):
+def test_compressionb_configurations_in_turn_in_one_job_on_the_vcluster(shared_run):
     """CompressionBIntensity: the light and heavy configurations in turn in one job (the order
     alternating by round), one paired sample per round. The heavy one (3 partners x 4 x 40 KiB,
     no bubble) injects more than the light one (1 x 40 KiB, then 10 ms asleep) in every round: the
     light one sends at most 4 x 40 KiB per 10 ms in all (16 MB/s) while the heavy one fills the
-    shaped links (7.4-7.6x the light one in the first recorded runs on both partitions)."""
-    results = tempfile.mkdtemp(prefix="active-probing-vc-", dir=REPO / "build")
-    env = dict(run_env, CROSSTALK_RESULTS_DIR=results)
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "active-probing", "--partition", "mpi",
-            "--", *OPEN_MPI_ONLY, "-n", "CompressionBIntensity"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    (run_dir,) = (Path(results) / "vcluster" / "runs").iterdir()
-    perf, cases = load_run(run_dir)
-    assert [c["result"] for c in cases] == ["pass"]
+    shaped links (7.4-7.6x the light one in the first recorded runs on both partitions). One job
+    per session of the shared run (tests/shared_run.py)."""
+    cases = shared_run.cases_of("CompressionBIntensity")
+    perf = shared_run.perf_of("CompressionBIntensity")
+    assert [c["result"] for c in cases] == ["pass"] * SESSIONS
     spec = load_spec("active-probing")
     rounds, light, heavy = (spec.setting(k, "quick") for k in ("rounds", "cb_light", "cb_heavy"))
-    by = {m: {r["round"]: r["value"] for r in perf if r["metric"] == m}
-          for m in ("cb_injected_bw_light", "cb_injected_bw_heavy")}
-    assert sorted(by["cb_injected_bw_light"]) == sorted(by["cb_injected_bw_heavy"]) == list(range(rounds))
-    assert all(by["cb_injected_bw_heavy"][k] > by["cb_injected_bw_light"][k] for k in range(rounds)), by
-    out = next(run_dir.rglob("CompressionBIntensity_*/rfm_job.out")).read_text().splitlines()
-    order = [(r["round"], r["config"]) for r in map(json.loads, filter(lambda line: line.startswith("{"), out))
-             if r["type"] == "result" and r["metric"] == "injected_bw" and r["stat"] == "sum"]
-    assert order == [(k, c) for k in range(rounds) for c in ((light, heavy) if k % 2 == 0 else (heavy, light))]
+    for session in range(SESSIONS):
+        by = {m: {r["round"]: r["value"] for r in perf if r["metric"] == m and r["session"] == session}
+              for m in ("cb_injected_bw_light", "cb_injected_bw_heavy")}
+        assert sorted(by["cb_injected_bw_light"]) == sorted(by["cb_injected_bw_heavy"]) == list(range(rounds))
+        assert all(by["cb_injected_bw_heavy"][k] > by["cb_injected_bw_light"][k] for k in range(rounds)), by
+    for job_out in shared_run.run_dir.rglob("CompressionBIntensity_*/rfm_job.out"):
+        out = job_out.read_text().splitlines()
+        order = [(r["round"], r["config"]) for r in map(json.loads, filter(lambda line: line.startswith("{"), out))
+                 if r["type"] == "result" and r["metric"] == "injected_bw" and r["stat"] == "sum"]
+        assert order == [(k, c) for k in range(rounds) for c in ((light, heavy) if k % 2 == 0 else (heavy, light))]

@@ -1,13 +1,14 @@
 """E4 congestion (GPCNeT) for real on the virtual cluster, links shaped to the spec's rate.
 
-Quick case on the ``slurm`` partition: xt-congestion with the P2P incast congestor (4 hosts x 2
-endpoints; the spec's seed puts the canaries on two hosts and the incast root beside one of them,
-so incast traffic queues in that canary host's shaped ingress link), and the LAMMPS victim
-isolated and under a Put incast into its first node. Each canary job pairs its isolated and
-congested phases over the spec's rounds (reported values are medians over them; the tidy table has
-a row per round), and three ReFrame sessions (--repeat 3) interleave the cases in time, so a burst
-of load from other engineers' jobs on the shared machine cannot fake or hide the effect. A case whose links another run
-restored meanwhile fails its sanity check and is retried (--max-retries).
+The shared run's quick case (tests/shared_run.py, ``mpi`` partition): xt-congestion with the P2P
+incast congestor (4 hosts x 2 endpoints; the spec's seed puts the canaries on two hosts and the
+incast root beside one of them, so incast traffic queues in that canary host's shaped ingress
+link), and the LAMMPS victim isolated and under a Put incast into its first node. Each canary job
+pairs its isolated and congested phases over the spec's rounds (reported values are medians over
+them; the tidy table has a row per round), and the shared run's three ReFrame sessions interleave
+the cases in time, so a burst of load from other engineers' jobs on the shared machine cannot fake
+or hide the effect. A case whose links another run restored meanwhile fails its sanity check and
+is retried (--max-retries).
 """
 import json
 import math
@@ -18,33 +19,25 @@ import uuid
 from pathlib import Path
 
 import pytest
+from shared_run import SESSIONS
 from vcluster_fixtures import REPO
-from xt_testing import OPEN_MPI_ONLY, venv_tool
+from xt_testing import venv_tool
 
 from crosstalk.analysis.ingest import attempt_reports, load_run
 from crosstalk.models.congestion import CANARIES, IMPACTS
 from crosstalk.specs import load_spec
 
 pytestmark = pytest.mark.slow
-CANARY = "CongestionCanary%congestors=p2p_incast%pport=1"
 #: the quick profile's rounds per job (isolated then congested, paired)
 ROUNDS = load_spec("congestion").setting("rounds", "quick")
 VICTIM_ROUNDS = load_spec("congestion").setting("victim_rounds", "quick")
 
 
 @pytest.fixture(scope="module")
-def congestion_run(run_env_module, vcluster):
-    results = REPO / "build" / "test-congestion" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY,
-            "--system", "vcluster:slurm", "-n", f"^({CANARY}|CongestionVictim)", "--repeat", "3",
-            "--max-retries", "2"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    (run_dir,) = (results / "vcluster" / "runs").iterdir()
-    perf, cases = load_run(run_dir)
-    yield results, run_dir, perf, cases, env
-    shutil.rmtree(results, ignore_errors=True)
+def congestion_run(shared_run):
+    tests = ("CongestionCanary", "CongestionVictim")
+    return shared_run.results, shared_run.run_dir, shared_run.perf_of(*tests), shared_run.cases_of(*tests), \
+        shared_run.env
 
 
 def _samples(perf, metric, test="CongestionCanary", **params):
@@ -57,8 +50,8 @@ def _samples(perf, metric, test="CongestionCanary", **params):
 def test_every_case_passed_three_times(congestion_run):
     _, _, perf, cases, _ = congestion_run
     ran = [c for c in cases if c["result"] == "pass"]
-    assert len(ran) == len(cases) and len(ran) >= 3
-    assert len(_samples(perf, "lat_isolated_avg")) == 3 * ROUNDS     # a row per round
+    assert len(ran) == len(cases) and len(ran) >= SESSIONS
+    assert len(_samples(perf, "lat_isolated_avg")) == SESSIONS * ROUNDS     # a row per round
 
 
 @pytest.mark.root
@@ -144,7 +137,7 @@ def check_impacts(run_dir, perf, expected_cases):
 @pytest.mark.cluster
 def test_impacts_follow_from_the_reported_values(congestion_run):
     _, run_dir, perf, _, _ = congestion_run
-    check_impacts(run_dir, perf, 3)
+    check_impacts(run_dir, perf, SESSIONS)
 
 
 @pytest.mark.root
@@ -158,7 +151,7 @@ def test_victim_slower_under_incast(congestion_run):
     alone = _samples(perf, "victim_time_s_alone", "CongestionVictim", victim_load="incast")
     # a row per round: the incast job runs LAMMPS alone, then under the incast, in each round (the
     # quick profile has no job without the incast: it would repeat the runs alone)
-    assert len(incast) == len(alone) == 3 * VICTIM_ROUNDS
+    assert len(incast) == len(alone) == SESSIONS * VICTIM_ROUNDS
     # The incast fills the shaped ingress link of the victim's first node, which its halo exchange
     # crosses: slower than alone seconds before in the same job (1.8-1.9 s against 1.3 s measured;
     # the median of the paired rounds, not one pair).
@@ -168,11 +161,9 @@ def test_victim_slower_under_incast(congestion_run):
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_report_draws_the_gpcnet_figures(congestion_run):
-    results, _, _, _, env = congestion_run
-    proc = subprocess.run([venv_tool("crosstalk"), "report", "--systems", "vcluster"], capture_output=True,
-                          text=True, env=env, timeout=900, cwd=str(REPO))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def test_report_draws_the_gpcnet_figures(congestion_run, shared_report):
+    results, *_ = congestion_run
+    assert shared_report.returncode == 0, shared_report.stdout[-3000:] + shared_report.stderr[-3000:]
     for fig in ("gpcnet_table2", "gpcnet_fig4_5", "gpcnet_table3"):
         found = list(results.rglob(f"{fig}.png"))
         assert found and all(p.stat().st_size > 10_000 for p in found), fig

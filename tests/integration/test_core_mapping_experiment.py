@@ -1,4 +1,5 @@
-"""E7 core mapping for real on the virtual cluster (quick profile, partition vcluster:mpi).
+"""E7 core mapping for real on the virtual cluster (the shared run, tests/shared_run.py: quick
+profile, partition vcluster:mpi, three sessions).
 
 Checked: every numbered core and every Table 3.2 mapping ran, the interrupt-core roles were
 skipped as not applicable (the inventory names no interrupt core: a veth raises none), each rank
@@ -12,34 +13,22 @@ reason to reappear.
 """
 import json
 import shutil
-import subprocess
-import uuid
+from pathlib import Path
 
 import pytest
+from shared_run import SESSIONS
 from vcluster_fixtures import REPO
-from xt_testing import OPEN_MPI_ONLY, venv_tool
-
-from crosstalk.analysis.ingest import load_run
 
 pytestmark = [pytest.mark.root, pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def mapping_run(run_env_module, vcluster):
-    vc = vcluster
+def mapping_run(shared_run, vcluster):
     if shutil.which("lmp") is None:
         pytest.skip("lmp (LAMMPS) is not installed")
-    results = REPO / "build" / "test-core-mapping" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "core-mapping", "--",
-            *OPEN_MPI_ONLY, "--system", "vcluster:mpi"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    (run_dir,) = (results / "vcluster" / "runs").iterdir()
-    perf, cases = load_run(run_dir)
-    report = json.loads((run_dir / "report.json").read_text())
-    yield perf, cases, report, run_dir, vc
-    shutil.rmtree(results, ignore_errors=True)
+    tests = ("CoreStreamBandwidth", "CoreMappingLammps")
+    report = json.loads((shared_run.run_dir / "report.json").read_text())
+    return shared_run.perf_of(*tests), shared_run.cases_of(*tests), report, shared_run.run_dir, vcluster
 
 
 def _params(row):
@@ -53,11 +42,11 @@ def test_every_case_ran(mapping_run):
     roles = [c for c in cases if str(_params(c).get("core")) in ("irq", "irq_sibling")]
     assert len(ran) + len(roles) == len(cases)
     assert all(c["result"] == "skip" and is_platform(c["reason"]) and "veth raises no NIC interrupts" in c["reason"]
-               for c in roles) and len(roles) == 2
+               for c in roles) and len(roles) == 2 * SESSIONS
     bw = sorted(int(_params(c)["core"]) for c in ran if c["test"] == "CoreStreamBandwidth")
     lmp = sorted(_params(c)["mapping"] for c in ran if c["test"] == "CoreMappingLammps")
-    assert bw == [0, 1]
-    assert lmp == ["A", "A_prime", "B", "B_prime"]
+    assert bw == sorted([0, 1] * SESSIONS)
+    assert lmp == sorted(["A", "A_prime", "B", "B_prime"] * SESSIONS)
     assert {r["metric"] for r in perf} == {"bandwidth", "time_s", "comm_s"}
 
 
@@ -90,25 +79,24 @@ def test_values_are_sane(mapping_run):
             assert metrics["comm_s"] <= metrics["time_s"]
 
 
-def _pins(report, run_dir):
+def _pins(report):
     import sys
     sys.path.insert(0, str(REPO / "reframe-tests"))
     from xtlib.pinning import parse_pin_lines
     out = {}
-    for run in report["runs"]:
+    for session, run in enumerate(report["runs"]):
         for tc in run["testcases"]:
             if tc["name"].startswith(("CoreStreamBandwidth", "CoreMappingLammps")) and tc["result"] == "pass":
-                err = run_dir / "output" / "vcluster" / "mpi" / tc["environ"] / tc["short_name"] / tc["job_stderr"]
-                out[tc["name"]] = (tc, parse_pin_lines(err))
+                out[(session, tc["name"])] = (tc, parse_pin_lines(Path(tc["outputdir"]) / tc["job_stderr"]))
     return out
 
 
 def test_ranks_on_mapped_cores_and_nodes(mapping_run):
     from crosstalk.specs import load_spec
-    _, _, report, run_dir, _ = mapping_run
-    pins = _pins(report, run_dir)              # puts reframe-tests on the path
+    _, _, report, _, _ = mapping_run
+    pins = _pins(report)                       # puts reframe-tests on the path
     from xtlib.pinning import node_cores, round_robin_cores
-    assert len(pins) == 6
+    assert len(pins) == 6 * SESSIONS
     for name, (tc, lines) in pins.items():
         assert lines, name
         for host, local_rank, core, allowed, _rank in lines:

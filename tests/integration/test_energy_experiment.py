@@ -1,7 +1,8 @@
 """E6 energy for real on the virtual cluster: LAMMPS on two nodes under link width 4X/2X/1X and 1/8.
 
-Three ReFrame sessions (--reruns 2) interleave the link cases in time and medians are compared, so
-a burst of load from other jobs on the shared machine cannot fake or hide the effect; inside each
+The shared run's three ReFrame sessions (tests/shared_run.py) interleave the link cases in time and
+medians are compared, so a burst of load from other jobs on the shared machine cannot fake or hide
+the effect; inside each
 narrower link's job every round is measured at the next wider link too (a pair per round). Each case
 checks (sanity) that its links were at the asked rate before and after the step; a case whose links
 another job changed meanwhile fails and is retried (--max-retries).
@@ -9,14 +10,10 @@ another job changed meanwhile fails and is retried (--max-retries).
 import json
 import shutil
 import statistics
-import subprocess
-import uuid
 
 import pytest
-from vcluster_fixtures import REPO
-from xt_testing import OPEN_MPI_ONLY, venv_tool
+from shared_run import SESSIONS
 
-from crosstalk.analysis.ingest import load_run
 from crosstalk.models.energy import MEMORY_W, NETWORK_W_FULL
 from crosstalk.specs import load_spec
 
@@ -26,24 +23,16 @@ WIDER = {"2X": "4X", "1X": "2X", "inj8": "1X"}
 
 
 @pytest.fixture(scope="module")
-def energy_run(run_env_module, vcluster):
+def energy_run(shared_run):
     if shutil.which("lmp") is None:
         pytest.skip("lmp (LAMMPS) is not installed")
-    results = REPO / "build" / "test-energy" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "energy", "--", *OPEN_MPI_ONLY,
-            "--system", "vcluster:mpi", "--reruns", "2", "--max-retries", "3"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1500)
-    (run_dir,) = (results / "vcluster" / "runs").iterdir()
-    assert (run_dir / "report.json").exists(), proc.stdout[-4000:] + proc.stderr[-2000:]
-    perf, cases = load_run(run_dir)
-    report = json.loads((run_dir / "report.json").read_text())
+    cases = shared_run.cases_of("Energy62")
+    report = json.loads((shared_run.run_dir / "report.json").read_text())
     # Cases that failed (after retries) are reported by the completeness test; the others use the
     # values of the cases that passed only (a failed case's links were not what it claims).
     passed = {c["case"] for c in cases if c["result"] == "pass"}
-    perf = [r for r in perf if r["case"] in passed and r["value"] == r["value"]]
-    yield perf, cases, report, proc
-    shutil.rmtree(results, ignore_errors=True)
+    perf = [r for r in shared_run.perf_of("Energy62") if r["case"] in passed and r["value"] == r["value"]]
+    return perf, cases, report, shared_run.proc
 
 
 def _params(row):
@@ -57,9 +46,9 @@ def test_cases_complete_and_cpufreq_skipped_with_reason(energy_run):
     ran = [c for c in cases if c["result"] == "pass"]
     skipped = [c for c in cases if c["result"] == "skip"]
     # 4 link cases x 3 sessions ran; the frequency cases were skipped, each with a reason.
-    assert sorted(_params(c)["link"] for c in ran) == sorted(["4X", "2X", "1X", "inj8"] * 3)
+    assert sorted(_params(c)["link"] for c in ran) == sorted(["4X", "2X", "1X", "inj8"] * SESSIONS)
     assert all(_params(c)["cpu_freq"] == "default" for c in ran)
-    assert len(skipped) == 4 * 3 and all(_params(c)["cpu_freq"] != "default" for c in skipped)
+    assert len(skipped) == 4 * SESSIONS and all(_params(c)["cpu_freq"] != "default" for c in skipped)
     at_4x = [c for c in skipped if _params(c)["link"] == "4X"]
     assert at_4x and all("cannot set the CPU frequency" in c["reason"] for c in at_4x)
     # no CPU meter here (capabilities.rapl false): no CPU energy at all, never a modelled one

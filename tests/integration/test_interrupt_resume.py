@@ -1,5 +1,5 @@
-"""Ctrl-C and resume, for real on the virtual cluster: E4 congestion (it shapes links) on both
-partitions, interrupted twice mid-job and resumed until done.
+"""Ctrl-C and resume, for real on a virtual cluster (the spare one, tests/vcluster_fixtures.py): E4
+congestion (it shapes links) on both partitions, interrupted twice mid-job and resumed until done.
 
 1. ``crosstalk run`` is interrupted (SIGINT to its process group, as a terminal's Ctrl-C) while a
    kernel of the ``mpi`` partition (ReFrame's local scheduler, mpirun over the nodes) runs:
@@ -78,50 +78,52 @@ def _assert_clean(vc, run_dir, stage_root):
     load_run(run_dir)                    # partial results collect without error
 
 
-def _concretised_cases(vc, env):
+def _concretised_cases(vc, system, env):
     """``{(test case, partition)}`` ReFrame would run for this spec on both partitions."""
-    argv = [venv_tool("reframe"), "-C", str(REPO / "reframe-tests/config/vcluster.yaml"),
-            "-c", str(REPO / "reframe-tests/congestion.py"), "--system", "vcluster", *CANARIES, "-lC"]
+    argv = [venv_tool("reframe"), "-C", str(REPO / f"reframe-tests/config/{system}.yaml"),
+            "-c", str(REPO / "reframe-tests/congestion.py"), "--system", system, *CANARIES, "-lC"]
     out = vc.exec(vc.nodes[0], argv, env=env, cwd=str(REPO), capture_output=True, text=True,
                   timeout=120).stdout
     return {(m["name"], m["part"]) for m in
-            re.finditer(r"^- (?P<name>.+?) /[0-9a-f]+ @vcluster:(?P<part>\w+)\+", out, re.M)}
+            re.finditer(rf"^- (?P<name>.+?) /[0-9a-f]+ @{system}:(?P<part>\w+)\+", out, re.M)}
 
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp_path):
+def test_interrupt_twice_then_resume_to_completion(spare_cluster, run_env_module, tmp_path):
+    """On the spare cluster (tests/vcluster_fixtures.py): the run is changed, not only read."""
     skip_unless_root()
+    vc, system = spare_cluster.vc, spare_cluster.name
     results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
     crosstalk = venv_tool("crosstalk")
     try:
         log1 = tmp_path / "run.log"
         with open(log1, "w") as log:
-            proc = _start([crosstalk, "run", "--system", "vcluster", "-e", "congestion", "--", *OPEN_MPI_ONLY,
-                           *CANARIES], env, log)
+            proc = _start([crosstalk, "run", "--system", str(spare_cluster.inventory), "-e", "congestion", "--",
+                           *OPEN_MPI_ONLY, *CANARIES], env, log)
             deadline = time.monotonic() + 120
-            while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
+            while not list(results.glob(f"{system}/runs/*")) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            (run_dir,) = results.glob("vcluster/runs/*")
-            stage_root = REPO / "build/reframe/vcluster/stage" / run_dir.name
-            _wait_for_kernel(proc, stage_root / "vcluster" / "mpi", log1)
+            (run_dir,) = results.glob(f"{system}/runs/*")
+            stage_root = REPO / "build/reframe" / system / "stage" / run_dir.name
+            _wait_for_kernel(proc, stage_root / system / "mpi", log1)
             took = _interrupt(proc)
         text = log1.read_text()
         assert "SIGINT received: stopping the run" in text and "force-stopping" not in text
         assert f"crosstalk run --resume {run_dir.name}" in text
-        _assert_clean(vcluster, run_dir, stage_root)
+        _assert_clean(vc, run_dir, stage_root)
         print(f"graceful interrupt -> clean state: {took:.1f} s")
 
         log2 = tmp_path / "resume1.log"
         with open(log2, "w") as log:
             proc = _start([crosstalk, "run", "--resume", run_dir.name], env, log)
-            _wait_for_kernel(proc, stage_root / "attempt-2" / "vcluster" / "slurm", log2)
+            _wait_for_kernel(proc, stage_root / "attempt-2" / system / "slurm", log2)
             took = _interrupt(proc, times=2)
         text = log2.read_text()
         assert "second signal: force-stopping" in text, text[-3000:]
         assert re.search(r"stopped by force and clean .* Slurm job\(s\) cancelled", text), text[-2000:]
-        _assert_clean(vcluster, run_dir, stage_root)
+        _assert_clean(vc, run_dir, stage_root)
         print(f"forced interrupt -> clean state: {took:.1f} s")
 
         started = time.monotonic()
@@ -135,7 +137,7 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
         _, cases = load_run(run_dir)
         seen = [(c["case"], c["partition"]) for c in cases]
         assert len(seen) == len(set(seen)), "a case is in the table twice"
-        assert set(seen) == _concretised_cases(vcluster, env)
+        assert set(seen) == _concretised_cases(vc, system, env)
         assert not [c for c in cases if c["result"] not in ("pass", "skip")], cases
     finally:
         shutil.rmtree(results, ignore_errors=True)
@@ -143,20 +145,21 @@ def test_interrupt_twice_then_resume_to_completion(vcluster, run_env_module, tmp
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, tmp_path):
+def test_a_second_run_on_the_same_cluster_is_refused(spare_cluster, run_env_module, tmp_path):
     """Two runs on one virtual cluster would measure each other: the second is refused, in one
     line naming the first, and leaves no run directory."""
     skip_unless_root()
+    system = spare_cluster.name
     results = REPO / "build" / "test-concurrent" / uuid.uuid4().hex[:8]
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "stream"]
+    argv = [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "-e", "stream"]
     try:
         with open(tmp_path / "first.log", "w") as log:
             first = _start(argv, env, log)
             deadline = time.monotonic() + 120
-            while not list(results.glob("vcluster/runs/*")) and time.monotonic() < deadline:
+            while not list(results.glob(f"{system}/runs/*")) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            (run_dir,) = results.glob("vcluster/runs/*")
+            (run_dir,) = results.glob(f"{system}/runs/*")
             second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
                                     stdin=subprocess.DEVNULL)
             assert first.poll() is None, "the first run ended before the second started: no test"
@@ -164,7 +167,7 @@ def test_a_second_run_on_the_same_cluster_is_refused(vcluster, run_env_module, t
         assert second.returncode == 2
         lines = second.stderr.strip().splitlines()
         assert len(lines) == 1 and f"in use by crosstalk run {run_dir.name} (pid {first.pid})" in lines[0]
-        assert [p.name for p in results.glob("vcluster/runs/*")] == [run_dir.name]
+        assert [p.name for p in results.glob(f"{system}/runs/*")] == [run_dir.name]
     finally:
         shutil.rmtree(results, ignore_errors=True)
 

@@ -13,8 +13,9 @@ import uuid
 
 import pytest
 import yaml
+from shared_run import SESSIONS
 from vcluster_fixtures import REPO, copy_inventory
-from xt_testing import reported_values, venv_tool
+from xt_testing import OPEN_MPI_ONLY, reported_values, venv_tool
 
 from crosstalk.analysis.collect import collect
 from crosstalk.analysis.ingest import load_run
@@ -27,44 +28,14 @@ def crosstalk(*args, env, timeout=1500):
                           timeout=timeout)
 
 
-def only_run(results, system):
-    (run_dir,) = (results / system / "runs").iterdir()
-    return run_dir
-
-
 # ------------------------------------------------------------------ a foreign host class
-@pytest.fixture(scope="module")
-def foreign(run_env_module, vcluster):
-    """Results and references under build/ (the nodes' /tmp is their own); references exist only
-    for another host class (the shipped example's), none for this one."""
-    work = REPO / "build" / "test-portability" / uuid.uuid4().hex[:8]
-    refs = work / "refs" / "vcluster"
-    refs.mkdir(parents=True)
-    shipped = next((REPO / "reframe-tests" / "references" / "vcluster").glob("*.yaml"))
-    shutil.copy(shipped, refs / shipped.name)
-    host_class = f"foreign-{uuid.uuid4().hex[:6]}"
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"),
-               CROSSTALK_REFERENCES_DIR=str(work / "refs"), CROSSTALK_HOST_CLASS=host_class)
-    yield work, env, host_class
-    shutil.rmtree(work, ignore_errors=True)
+# The shared run (tests/shared_run.py) is made as on a host class nobody calibrated: references exist
+# only for another host class (the shipped example's), none for this one.
 
 
-@pytest.fixture(scope="module")
-def explore_run(foreign):
-    work, env, _ = foreign
-    # The mpirun partition only: the Slurm one runs the same canary case three times in
-    # test_congestion_experiment, and the gate test below runs STREAM on both.
-    proc = crosstalk("run", "--system", "vcluster", "-e", "stream,congestion,active-probing",
-                     "--partition", "mpi", "--",
-                     "-n", "^(StreamTriad|CongestionCanary%congestors=p2p_incast|"
-                           "ActiveProbing%load=compressionb:3-4-0)", env=env)
-    return proc, only_run(work / "results", "vcluster")
-
-
-def test_uncalibrated_host_runs_in_explore_mode_with_portable_checks(explore_run, foreign):
-    _, _, host_class = foreign
-    proc, run_dir = explore_run
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+def test_uncalibrated_host_runs_in_explore_mode_with_portable_checks(shared_run):
+    proc, run_dir, host_class = shared_run.proc, shared_run.run_dir, shared_run.host_class
+    assert proc.returncode == 0, shared_run.failure()
     # One line says what happened and the exact command that calibrates this host.
     note = [ln for ln in proc.stdout.splitlines() if "no references for vcluster" in ln]
     assert note and f"host class {host_class}" in note[0], proc.stdout[-2000:]
@@ -73,7 +44,7 @@ def test_uncalibrated_host_runs_in_explore_mode_with_portable_checks(explore_run
     assert prov["kind"] == "vcluster" and prov["host_class"]["id"] == host_class
     assert {"cpu_model", "cores", "memory_gib", "numa_nodes", "mpi", "kernel"} <= set(
         prov["host_class"]["fingerprint"])
-    perf, cases = load_run(run_dir)
+    perf, cases = shared_run.perf, shared_run.cases
     # Host-specific values recorded, none checked against the other host class's references...
     assert perf and all(r["ref_value"] != r["ref_value"] for r in perf)   # NaN: explore
     # ...but the portable checks ran: the cases they apply to passed their sanity with them.
@@ -84,25 +55,27 @@ def test_uncalibrated_host_runs_in_explore_mode_with_portable_checks(explore_run
     assert all(r["host_class"] == host_class for r in perf)
 
 
-def test_after_calibration_gate_mode_gates_this_host(explore_run, foreign):
-    work, env, host_class = foreign
-    _, run_dir = explore_run
-    # Two STREAM runs (the explore run and one more); a wide margin because STREAM on this shared
-    # VM moves by +-30 % from minute to minute: this checks the mechanism, not the machine.
-    second = crosstalk("run", "--system", "vcluster", "-e", "stream", env=env)
+def test_after_calibration_gate_mode_gates_this_host(shared_run):
+    env, host_class, runs_dir = shared_run.env, shared_run.host_class, shared_run.results / "vcluster" / "runs"
+    # Two runs with STREAM (the shared run, mpi partition, and one more on both partitions; Open MPI
+    # as the shared run); a wide margin because STREAM on this shared VM moves by +-30 % from minute
+    # to minute: this checks the mechanism, not the machine.
+    second = crosstalk("run", "--system", "vcluster", "-e", "stream", "--", *OPEN_MPI_ONLY, env=env)
     assert second.returncode == 0, second.stdout[-3000:]
-    runs = sorted(p.name for p in (work / "results" / "vcluster" / "runs").iterdir())
+    runs = [shared_run.run_dir.name, only_newest(runs_dir).name]
     cal = crosstalk("refs", "calibrate", "--system", "vcluster", "--runs", *runs, "--min-margin", "0.6",
                     env=env)
     assert cal.returncode == 0, cal.stderr
-    written = work / "refs" / "vcluster" / f"{host_class}.yaml"
+    written = shared_run.references / "vcluster" / f"{host_class}.yaml"
     assert cal.stdout.split() == [str(written)]
     refs = yaml.safe_load(written.read_text())
-    assert "StreamTriad" in refs and refs["crosstalk_calibration"]["StreamTriad"]["values_per_reference"] == 2
-    gate = crosstalk("run", "--system", "vcluster", "-e", "stream", "--gate", env=env)
+    # the mpi partition's cases: one value per session of the shared run and one from the second run
+    assert "StreamTriad" in refs and refs["crosstalk_calibration"]["StreamTriad"]["values_per_reference"] == \
+        SESSIONS + 1
+    gate = crosstalk("run", "--system", "vcluster", "-e", "stream", "--gate", "--", *OPEN_MPI_ONLY, env=env)
     assert gate.returncode == 0, gate.stdout[-3000:]
     assert f"references: {written.relative_to(REPO)}" in gate.stdout
-    perf, _ = load_run(only_newest(work / "results" / "vcluster" / "runs"))
+    perf, _ = load_run(only_newest(runs_dir))
     assert perf and all(r["ref_value"] == r["ref_value"] for r in perf)    # all checked
 
 

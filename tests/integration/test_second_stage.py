@@ -1,9 +1,9 @@
-"""A run's second stage for real (crosstalk run --budget, crosstalk.run.secondstage): on the virtual
-cluster's Slurm partition, one E4 canary job (the quick profile's paired rounds, 4) leaves the
-incast check of the bandwidth canary inconclusive at the two-look level (4 samples; 6 needed at
-95 %); the second stage runs exactly that case once more (twice where the pilot's spread asks for
-more) and the check is judged on all rounds (a check of a platform is planned like a paper's claim:
-a control needs its samples too).
+"""A run's second stage for real (crosstalk run --budget, crosstalk.run.secondstage): on a virtual
+cluster's Slurm partition (the spare cluster's, tests/vcluster_fixtures.py), one E4 canary job (the
+quick profile's paired rounds, 4) leaves the incast check of the bandwidth canary inconclusive at the
+two-look level (4 samples; 6 needed at 95 %); the second stage runs exactly that case once more
+(twice where the pilot's spread asks for more) and the check is judged on all rounds (a check of a
+platform is planned like a paper's claim: a control needs its samples too).
 
 Why it must be decided: the incast fills the shaped ingress link of a canary host and the canary's
 128 KiB messages share it; measured 2.5-4.2x slower in 8 calibration runs and slower in all 47 runs
@@ -31,14 +31,17 @@ ROUNDS = load_spec("congestion").setting("rounds", "quick")
 
 
 @pytest.fixture(scope="module")
-def two_stage_run(run_env_module, vcluster):
+def two_stage_run(run_env_module, spare_cluster):
+    """On the spare cluster (tests/vcluster_fixtures.py): the run is changed, not only read."""
+    system = spare_cluster.name
     results = REPO / "build" / "test-second-stage" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
-    argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", "congestion", "--budget", "10m",
-            "--", *OPEN_MPI_ONLY, "--system", "vcluster:slurm", "-n", "^" + CASE.replace(" ", "") + "$"]
+    argv = [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "-e", "congestion",
+            "--budget", "10m", "--", *OPEN_MPI_ONLY, "--system", f"{system}:slurm",
+            "-n", "^" + CASE.replace(" ", "") + "$"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    (run_dir,) = (results / "vcluster" / "runs").iterdir()
+    (run_dir,) = (results / system / "runs").iterdir()
     yield proc.stdout, run_dir
     shutil.rmtree(results, ignore_errors=True)
 

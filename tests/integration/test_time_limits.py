@@ -32,19 +32,21 @@ def _hanging_stream_spec(directory):
     return directory / "stream.yaml"
 
 
-def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):
+def test_a_hung_kernel_times_out_alone(spare_cluster, run_env_module):
+    """On the spare cluster (tests/vcluster_fixtures.py): the run is changed, not only read."""
     skip_unless_root()
+    vc, system = spare_cluster.vc, spare_cluster.name
     work = REPO / "build" / "test-time-limits" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     spec = _hanging_stream_spec(work / "specs")
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"))
     try:
         proc = subprocess.run(
-            [venv_tool("crosstalk"), "run", "--system", "vcluster", "--specs", str(work / "specs"),
+            [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "--specs", str(work / "specs"),
              "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad",
              "-n", "RmaMt%op=put%sync=lock%threads=2"],
             env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
-        (run_dir,) = (work / "results" / "vcluster" / "runs").iterdir()
+        (run_dir,) = (work / "results" / system / "runs").iterdir()
         prov = json.loads((run_dir / "provenance.json").read_text())
         assert prov["specs"]["stream"]["path"] == str(spec.relative_to(REPO))   # the site spec
 
@@ -54,10 +56,9 @@ def test_a_hung_kernel_times_out_alone(vcluster, run_env_module):
             stream = by_test[("StreamTriad", partition)]
             assert stream["result"] == "fail" and "timed out" in stream["reason"], stream
             assert by_test[("RmaMt", partition)]["result"] == "pass"
-        stage = REPO / "build" / "reframe" / "vcluster" / "stage" / run_dir.name
+        stage = REPO / "build" / "reframe" / system / "stage" / run_dir.name
         assert leftovers.run_processes(stage) == []
-        queue = vcluster.exec(vcluster.nodes[0], ["squeue", "-h"], capture_output=True, text=True,
-                              timeout=30)
+        queue = vc.exec(vc.nodes[0], ["squeue", "-h"], capture_output=True, text=True, timeout=30)
         assert queue.stdout.strip() == ""
     finally:
         shutil.rmtree(work, ignore_errors=True)
