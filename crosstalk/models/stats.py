@@ -8,6 +8,7 @@ test plus a minimum relative effect for comparing two sets of repeats.
 from math import comb
 
 import numpy as np
+from scipy import stats
 
 
 def _values(x, what="values"):
@@ -73,7 +74,6 @@ def compare(baseline, candidate, better="higher", alpha=0.05, min_effect=0.05):
     if min_p_value(b.size, c.size) >= alpha:
         return {**result, "verdict": "insufficient data",
                 "reason": f"{b.size} vs {c.size} values cannot reach p < {alpha}"}
-    from scipy import stats  # here: importing it costs about 1 s, and only this test needs it
     worse = "less" if better == "higher" else "greater"
     improve = "greater" if better == "higher" else "less"
     p_worse = stats.mannwhitneyu(c, b, alternative=worse).pvalue
