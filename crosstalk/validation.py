@@ -5,8 +5,6 @@ data, where there is one)."""
 import json
 from pathlib import Path
 
-import jsonschema
-
 from crosstalk.errors import InputError
 
 
@@ -20,6 +18,7 @@ def field_name(parts, root=None):
 
 def first_error(data, schema):
     """The most relevant way ``data`` breaks ``schema`` (a mapping or a JSON file), or None."""
+    import jsonschema  # here: a command refused before any validation does not import it (0.2 s)
     if isinstance(schema, Path):
         schema = json.loads(schema.read_text())
     # sorted by path first, so that best_match's choice does not depend on the validator's order

@@ -14,16 +14,12 @@ import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-import pandas as pd
-
 from crosstalk.analysis import tell_skipped
-from crosstalk.analysis.collect import collect
-from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
-from crosstalk.analysis.report import format_number
 from crosstalk.argtypes import number
 from crosstalk.errors import CrosstalkError, InputError
-from crosstalk.models import stats
-from crosstalk.specs import better_direction
+
+# pandas, scipy (crosstalk.models.stats) and the modules that import them are imported where they are
+# used: a refused argument or a path that is no run is one line at once, not after about 2 s of imports.
 
 KEY = ["system", "host_class", "experiment", "test", "partition", "params", "metric"]
 #: Columns compare reads from a table.
@@ -31,6 +27,7 @@ NEEDED = [*KEY, "host_label", "value", "unit"]
 
 
 def _read_table(path):
+    import pandas as pd
     try:
         table = pd.read_parquet(path)
     except (OSError, ValueError) as err:        # pyarrow's ArrowInvalid is a ValueError
@@ -48,9 +45,13 @@ def load_values(source, errors=None):
     if path.suffix == ".parquet" and path.is_file():
         return _read_table(path)
     if (path / "report.json").exists():
+        import pandas as pd
+
+        from crosstalk.analysis.ingest import PERF_COLUMNS, load_run
         perf, _ = load_run(path)
         return pd.DataFrame(perf, columns=PERF_COLUMNS)
     if (path / "runs").is_dir():
+        from crosstalk.analysis.collect import collect
         perf, _, broken = collect(path.parent, [path.name])
         if errors is not None:
             errors += broken
@@ -65,6 +66,9 @@ def _without_repeat(params):
 
 
 def compare_tables(baseline, candidate, alpha=0.05, min_effect=0.05):
+    from crosstalk.analysis.ingest import reported
+    from crosstalk.models import stats
+    from crosstalk.specs import better_direction
     better_of = better_direction()
     frames = []
     for df in (baseline, candidate):
@@ -129,6 +133,7 @@ def _cmd_compare(args):
     results = compare_tables(baseline, candidate, args.alpha, args.min_effect)
     if not results:
         raise InputError(args.candidate, None, "no test case and metric in common with the baseline")
+    from crosstalk.analysis.report import format_number
     print(f"{'verdict':<18} {'effect':>8} {'p':>8}  {'baseline':>10} {'candidate':>10}  metric / case")
     for r in sorted(results, key=lambda r: (r["verdict"] != "regression", r["test"])):
         p = "-" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3g}"

@@ -17,15 +17,15 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 
 from crosstalk import REPO_ROOT, examples_root, references_dir, results_root, userfiles
 from crosstalk.analysis import tell_skipped
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import InputError
-from crosstalk.specs import better_direction
+
+# numpy, pandas and the specs are imported where they are used: `crosstalk run` imports this module
+# and a refused argument must not wait for them (about 1 s).
 
 DEFAULT_K = 3.0
 DEFAULT_MIN_MARGIN = 0.05
@@ -43,6 +43,7 @@ def calibrate_command(system, run_ids):
 
 def tolerance(values, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN):
     """Relative tolerance from the run-to-run spread of ``values``."""
+    import numpy as np
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return max(min_margin, SINGLE_VALUE_MARGIN)
@@ -73,6 +74,8 @@ def thresholds(reference, tol, better):
 def _run_rows(run_dir):
     """A run's values as ReFrame checks them against a reference (a case's rounds count once,
     as their median); InputError for a broken run or one that recorded no hardware."""
+    import pandas as pd
+
     from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
     perf, _ = load_run(run_dir)
     perf = reported(pd.DataFrame(perf, columns=PERF_COLUMNS)).to_dict("records")
@@ -118,6 +121,9 @@ def calibrate(system, run_dirs, k=DEFAULT_K, min_margin=DEFAULT_MIN_MARGIN, out_
 
 
 def _write_references(system, rows, run_dirs, out, k, min_margin):
+    import numpy as np
+
+    from crosstalk.specs import better_direction
     groups = {}
     for r in rows:
         params = {k_: v for k_, v in json.loads(r["params"]).items() if k_ != "repeat"}

@@ -17,8 +17,6 @@ from crosstalk import REPO_ROOT, __version__, reference_file, results_root, user
 from crosstalk.analysis.references import calibrate_command
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.run import resume as resume_mod, runstatus, uselock
-from crosstalk.run.balanced import destinations, plan_moves, staying
-from crosstalk.run.secondstage import run_second_stage
 from crosstalk.run.session import Session, parse_duration, test_module
 from crosstalk.site.configrender import render
 from crosstalk.site.hostclass import host_class
@@ -177,6 +175,9 @@ def run(system, profile="quick", experiments=(), gate=False, partitions=(), refr
     system's first stage, with half of what that left."""
     started = time.monotonic()
     inventory, description, specs, cluster = _prepare(system, profile, experiments, out, partitions)
+    # imported once the arguments are checked: they import the claims (pandas, numpy, about 1 s)
+    from crosstalk.run.balanced import destinations, plan_moves, staying
+    from crosstalk.run.secondstage import run_second_stage
     if at_balance is None:
         at_balance = not (experiments or partitions or reframe_args)
     moves = plan_moves(cluster, specs) if at_balance else {}
@@ -238,6 +239,7 @@ def _run_moved(prov, run_dir, profile, gate, out, budget_s):
     """Run the moved experiments on their inventories (``budget_s`` shared between them), each
     run's system and id (or why it failed) recorded in the main run's provenance; ``(the worst exit
     status, whether a run was interrupted)``: an interrupted one stops the rest."""
+    from crosstalk.run.balanced import destinations
     status = 0
     places = destinations(prov["moved"])
     for k, (inventory, names) in enumerate(places.items()):
@@ -318,6 +320,7 @@ def resume(run_id, out=sys.stdout):
 def more(run_id, budget_s, out=sys.stdout):
     """One more stage of run ``run_id``: the cases of its inconclusive claims measured again within
     ``budget_s`` seconds (one more look at its data: crosstalk.claims.plan)."""
+    from crosstalk.run.secondstage import run_second_stage
     found = resume_mod.find_run(run_id, "--more")
     state = runstatus.read(found)["state"]
     if state == "running" or (state == "interrupted" and not stage_interrupted(found)):

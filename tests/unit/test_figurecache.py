@@ -1,6 +1,11 @@
 """One job draws the report's figures and redraws only those whose rows changed; a figure drawn
 from its experiment's rows alone is the figure drawn from the whole table (so the cache cannot
-change what the report shows). Real drawings of the shipped example runs."""
+change what the report shows). Real drawings of the shipped example runs.
+
+Every figure is drawn once per module (``drawn``: by ``draw_figures``, one after the other in this
+process); the tests that start from those drawings work on a copy of them."""
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -22,22 +27,38 @@ def outputs(out_dir):
     return {p.name: p.read_bytes() for p in sorted(out_dir.iterdir()) if p.is_file()}
 
 
-def test_every_figure_reads_only_the_experiment_its_spec_lists(perf, tmp_path):
-    """Drawn from all rows and from its experiment's rows: same caption, same PNG bytes."""
-    experiments = figure_experiments()
+@pytest.fixture(scope="module")
+def drawn(perf, tmp_path_factory):
+    """Every figure drawn from the whole table into a directory of its own (its store in
+    ``.cache``): the ids ``draw_figures`` drew and the files it wrote. Drawing them all takes about
+    half a minute, so the tests share these drawings and change only their own copies."""
+    out = tmp_path_factory.mktemp("drawn")
+    drew = figurecache.draw_figures(perf, [], out, figure_ids())
+    return {"dir": out, "drew": drew, "files": outputs(out)}
+
+
+def copy_of(drawn, path):
+    """``path`` (the test's own) made a copy of the drawn figures and their store."""
+    shutil.copytree(drawn["dir"], path, dirs_exist_ok=True)
+    return path
+
+
+def test_every_figure_reads_only_the_experiment_its_spec_lists(perf, drawn, tmp_path):
+    """Drawn from all rows and from its experiment's rows (``drawn``: draw_figures draws each from
+    ``figure_rows`` of its experiment): same caption, same PNG bytes."""
     for fig in figure_ids():
         whole = draw(fig, perf, [], tmp_path / "whole.png", tmp_path / "whole.svg")
-        rows = figurecache.figure_rows(perf, experiments[fig], [])
-        alone = draw(fig, rows, [], tmp_path / "alone.png", tmp_path / "alone.svg")
+        alone = (drawn["dir"] / f"{fig}.caption.txt").read_text().removesuffix("\n")
         assert alone == whole, fig
-        assert (tmp_path / "alone.png").read_bytes() == (tmp_path / "whole.png").read_bytes(), fig
+        assert (drawn["dir"] / f"{fig}.png").read_bytes() == (tmp_path / "whole.png").read_bytes(), fig
 
 
-def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, tmp_path):
+def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, drawn, tmp_path):
     ids = figure_ids()
-    assert sorted(figurecache.draw_figures(perf, [], tmp_path, ids)) == sorted(ids)
-    first = outputs(tmp_path)
+    assert sorted(drawn["drew"]) == sorted(ids)
+    first = drawn["files"]
     assert len(first) == 3 * len(ids)
+    copy_of(drawn, tmp_path)
     for path in tmp_path.iterdir():      # Snakemake removes a job's outputs before it runs
         if path.is_file():
             path.unlink()
@@ -45,9 +66,9 @@ def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, tmp_pa
     assert outputs(tmp_path) == first
 
 
-def test_changed_rows_redraw_only_their_experiments_figures(perf, tmp_path):
+def test_changed_rows_redraw_only_their_experiments_figures(perf, drawn, tmp_path):
     ids = figure_ids()
-    figurecache.draw_figures(perf, [], tmp_path, ids)
+    copy_of(drawn, tmp_path)                            # every figure drawn from ``perf``
     stream = perf.experiment == "stream"
     changed = pd.concat([perf[~stream], perf[stream].assign(value=perf[stream].value * 2)])
     redrawn = figurecache.draw_figures(changed, [], tmp_path, ids)
@@ -55,21 +76,23 @@ def test_changed_rows_redraw_only_their_experiments_figures(perf, tmp_path):
     assert redrawn   # the stream spec lists a figure: the check above is not vacuous
 
 
-def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, tmp_path):
+def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, drawn, tmp_path):
     ids = figure_ids()[:2]
-    figurecache.draw_figures(perf, [], tmp_path, ids)
+    copy_of(drawn, tmp_path)                            # ids drawn from ``perf``
     (done,) = (tmp_path / ".cache" / ids[0]).glob("*.done")
     done.unlink()                                      # what an interrupted drawing leaves
     assert figurecache.draw_figures(perf, [], tmp_path, ids) == [ids[0]]
 
 
-def test_forked_workers_draw_the_same_files_as_one_process(perf, tmp_path):
+def test_forked_workers_draw_the_same_files_as_one_process(perf, drawn, tmp_path):
     """The figures a report redraws are split over forked workers: the same PNG, SVG and caption
-    bytes as drawn one after the other in this process."""
+    bytes as drawn one after the other in this process (``drawn``)."""
     ids = figure_ids()[:4]
-    assert sorted(figurecache.draw_figures(perf, [], tmp_path / "serial", ids)) == sorted(ids)
+    assert set(ids) <= set(drawn["drew"])
+    serial = {name: data for name, data in drawn["files"].items()
+              if name in {f"{fig}.{suffix}" for fig in ids for suffix in figurecache.SUFFIXES}}
     assert sorted(figurecache.draw_figures(perf, [], tmp_path / "forked", ids, workers=2)) == sorted(ids)
-    assert outputs(tmp_path / "forked") == outputs(tmp_path / "serial")
+    assert outputs(tmp_path / "forked") == serial
 
 
 def test_a_report_of_other_systems_and_back_draws_nothing_twice(perf, tmp_path):
@@ -86,9 +109,9 @@ def test_a_report_of_other_systems_and_back_draws_nothing_twice(perf, tmp_path):
     assert outputs(figures) == first
 
 
-def test_a_drawing_not_shown_is_removed_once_old(perf, tmp_path, monkeypatch):
+def test_a_drawing_not_shown_is_removed_once_old(perf, drawn, tmp_path, monkeypatch):
     ids = figure_ids()[:1]
-    figurecache.draw_figures(perf, [], tmp_path, ids)
+    copy_of(drawn, tmp_path)                            # ids drawn from ``perf``
     stream = perf.assign(value=perf.value * 2)
     monkeypatch.setattr(figurecache, "UNUSED_GRACE_S", 0)
     figurecache.draw_figures(stream, [], tmp_path, ids)
