@@ -9,6 +9,7 @@ table from ``crosstalk.analysis.ingest``. One module per experiment (or paper) h
 import json
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 # The same rows give the same SVG bytes (ids from a fixed salt, no date): a drawing is a function
@@ -18,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from crosstalk.analysis.ingest import target_of  # noqa: E402
+from crosstalk.claims.judge import median_interval, quotient_interval  # noqa: E402
+from crosstalk.claims.operands import CONFIDENCE, JOB_KEY  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
 FIGURES = {}
@@ -40,10 +43,73 @@ def params_of(df):
     return df["params"].map(json.loads)
 
 
-def summarise(df, by):
-    """Median and range over repeats (and runs) of each group."""
+def summarise(df, by, interval="range"):
+    """Median over repeats (and runs) of each group, with ``low`` and ``high``: the range, or with
+    ``interval="claims"`` the claims' interval of the median (:func:`median_with_interval`; its
+    ``exact`` column says where there were too few samples for it and the range stands instead)."""
     g = df.groupby(by)["value"]
+    if interval == "claims":
+        rows = [{**dict(zip(by, key if isinstance(key, tuple) else (key,))), **median_with_interval(values)}
+                for key, values in g]
+        return pd.DataFrame(rows, columns=[*by, "median", "low", "high", "n", "exact"])
     return g.agg(median="median", low="min", high="max", n="count").reset_index()
+
+
+#: How a figure's caption names the claims' interval.
+CLAIMS_INTERVAL = (f"bars: the {CONFIDENCE:.0%} distribution-free interval of the median the claims judge "
+                   f"(solid, capped); dotted, uncapped: the range, where too few samples give no such interval")
+
+
+def _finite(values):
+    x = np.asarray(values, dtype=float)
+    return x[np.isfinite(x)]
+
+
+def median_with_interval(values):
+    """``{median, low, high, n, exact}`` of ``values``: the median and the interval the claims
+    judge it with (crosstalk.claims.judge.median_interval at their CONFIDENCE); with too few
+    samples for it, the range (``exact`` False)."""
+    x = _finite(values)
+    if not x.size:
+        return {"median": np.nan, "low": np.nan, "high": np.nan, "n": 0, "exact": False}
+    interval = median_interval(x)
+    low, high = interval[:2] if interval else (x.min(), x.max())
+    return {"median": float(np.median(x)), "low": float(low), "high": float(high), "n": int(x.size),
+            "exact": interval is not None}
+
+
+def quotient_with_interval(num, den):
+    """``{median, low, high, n, exact}`` of median(num) / median(den), two positive samples
+    measured apart: the claims' interval of that quotient (crosstalk.claims.judge.quotient_interval);
+    with too few samples, the extremes' quotients (``exact`` False). ``n``: the smaller sample."""
+    a, b = _finite(num), _finite(den)
+    a, b = a[a > 0], b[b > 0]
+    if not (a.size and b.size):
+        return {"median": np.nan, "low": np.nan, "high": np.nan, "n": 0, "exact": False}
+    interval = quotient_interval(a, b)
+    low, high = interval[:2] if interval else (a.min() / b.max(), a.max() / b.min())
+    return {"median": float(np.median(a) / np.median(b)), "low": float(low), "high": float(high),
+            "n": int(min(a.size, b.size)), "exact": interval is not None}
+
+
+def per_job(rows, column):
+    """``column`` of ``rows`` (experiment_cases) with each job's rounds as their median: rounds of
+    one job are one sample against another job's (as the claims pair them)."""
+    if "round" not in rows:
+        return rows[column]
+    return rows.groupby([c for c in (*JOB_KEY, "case") if c in rows], dropna=False)[column].median()
+
+
+def ratio_with_interval(loaded, metric, alone, apart):
+    """The ratio of ``metric`` to its baseline with the claims' interval: the rounds' ratios
+    against the baseline their own job measured in turn (the column ``alone``;
+    :func:`median_with_interval`), or, where the jobs did not (``alone`` None or not measured),
+    the quotient of the medians of separate jobs (``apart``: the baseline's values, one per job;
+    :func:`quotient_with_interval`)."""
+    if alone and alone in loaded and loaded[alone].notna().any():
+        pairs = loaded.dropna(subset=[metric, alone])
+        return {**median_with_interval(pairs[metric] / pairs[alone]), "paired": True}
+    return {**quotient_with_interval(per_job(loaded, metric), apart), "paired": False}
 
 
 #: Columns that keep a figure's series apart (``with_target`` labels them).
