@@ -161,10 +161,11 @@ def paper_bars(ax, x, heights, width, label=None, horizontal=False, **kw):
     return tag(bars, "paper")
 
 
-def legend_below(fig, axes=None, ncol=3, fontsize=7):
+def legend_below(fig, axes=None, ncol=3, fontsize=7, keys=()):
     """One legend for the figure, below the panels (a legend in a panel hides data): the distinct
-    labels of ``axes`` (all of the figure's by default), the user's series first. Lays out the
-    figure (tight_layout) with room for it."""
+    labels of ``axes`` (all of the figure's by default), the user's series first, then ``keys``
+    ((handle, label) pairs saying what a marker or line style means). Lays out the figure
+    (tight_layout) with room for it."""
     axes = list(fig.axes if axes is None else axes)
     seen = {}
     for ax in axes:
@@ -174,6 +175,9 @@ def legend_below(fig, axes=None, ncol=3, fontsize=7):
         fig.tight_layout()
         return None
     labels = sorted(seen, key=lambda label: ROLE_ORDER.get(gid_of(seen[label]), 1))    # stable: drawn order
+    for handle, label in keys:
+        seen[label] = handle
+        labels.append(label)
     ncol = max(1, min(ncol, len(labels)))
     rows = math.ceil(len(labels) / ncol)
     height = fig.get_figheight()
