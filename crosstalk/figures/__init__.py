@@ -177,6 +177,22 @@ def in_job_ratio(loaded, metric, alone, apart, ratio=lambda value, base: value /
         f"{len(apart)}/{len(loaded)}"
 
 
+def claim_effect(experiment, claim_id, rows):
+    """``{median, low, high, n, exact}`` of the effect the claim ``claim_id`` of ``experiment``'s
+    spec judges, on ``rows`` (tidy rows of one series), with the interval it is judged with: the
+    claims' own operands (crosstalk.claims.judge.effects) and intervals; None where the rows hold
+    no sample of it. For a claim of one group (no group_by, one metric)."""
+    from crosstalk.claims.judge import Missing, Separate, effects
+    from crosstalk.claims.operands import Table
+    from crosstalk.specs import load_spec
+    test = next(c for c in load_spec(experiment).data["claims"] if c["id"] == claim_id)["test"]
+    try:
+        x, _, _ = effects(test, Table(rows), experiment, dict(test.get("select", {})))
+    except Missing:
+        return None
+    return quotient_with_interval(x.a, x.b) if isinstance(x, Separate) else median_with_interval(x)
+
+
 def draw(fig_id, perf, systems, png, svg):
     """Draw one figure to PNG and SVG; returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)
