@@ -92,6 +92,11 @@ def quotient_with_interval(num, den):
             "n": int(min(a.size, b.size)), "exact": interval is not None}
 
 
+def as_pct(ratio):
+    """A ratio's median and interval (the helpers above) as % change."""
+    return {**ratio, **{k: 100 * (ratio[k] - 1) for k in ("median", "low", "high")}}
+
+
 def per_job(rows, column):
     """``column`` of ``rows`` (experiment_cases) with each job's rounds as their median: rounds of
     one job are one sample against another job's (as the claims pair them)."""

@@ -3,6 +3,7 @@ import pandas as pd
 
 from crosstalk.figures import (
     CLAIMS_INTERVAL,
+    as_pct,
     experiment_cases,
     figure,
     no_data,
@@ -59,11 +60,6 @@ def changes(cases, baseline_filter, column, values, metrics, paired=()):
                                             per_job(base, metric))
                 for metric in metrics if metric in sel and sel[metric].notna().any()}
     return out
-
-
-def as_pct(ratio):
-    """A ratio's median and interval as % change."""
-    return {**ratio, **{k: 100 * (ratio[k] - 1) for k in ("median", "low", "high")}}
 
 
 def _pct_note(ratio):

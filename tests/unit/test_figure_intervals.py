@@ -7,8 +7,15 @@ import pandas as pd
 import pytest
 
 from crosstalk.claims.judge import Separate, median_interval, quotient_interval, separate_verdict
-from crosstalk.figures import median_with_interval, per_job, quotient_with_interval, ratio_with_interval, summarise
-from crosstalk.figures.sandia import as_pct, changes
+from crosstalk.figures import (
+    as_pct,
+    median_with_interval,
+    per_job,
+    quotient_with_interval,
+    ratio_with_interval,
+    summarise,
+)
+from crosstalk.figures.sandia import changes
 
 
 def test_the_median_gets_the_claims_interval_where_the_samples_allow_it():
