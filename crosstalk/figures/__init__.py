@@ -6,6 +6,7 @@ table from ``crosstalk.analysis.ingest``. One module per experiment (or paper) h
 ``systems`` selects by system; series are drawn per ``target`` (platform:partition, see
 :func:`with_target`), so two host classes, or a shipped example and a user's run, never share one.
 """
+import functools
 import json
 
 import matplotlib
@@ -182,27 +183,47 @@ def in_job_ratio(loaded, metric, alone, apart, ratio=lambda value, base: value /
         f"{len(apart)}/{len(loaded)}"
 
 
-def claim_effect(experiment, claim_id, rows):
-    """``{median, low, high, n, exact}`` of the effect the claim ``claim_id`` of ``experiment``'s
-    spec judges, on ``rows`` (tidy rows of one series), with the interval it is judged with: the
-    claims' own operands (crosstalk.claims.judge.effects) and intervals; None where the rows hold
-    no sample of it. For a claim of one group (no group_by, one metric)."""
+def claim_effects(experiment, claim_ids, rows):
+    """``{claim: {median, low, high, n, exact}}``: the effect each claim of ``experiment``'s spec
+    judges, on ``rows`` (tidy rows of one series), with the interval it is judged with: the
+    claims' own operands (crosstalk.claims.judge.effects) and intervals; a claim whose samples the
+    rows do not hold is left out. For claims of one group (no group_by, one metric)."""
     from crosstalk.claims.judge import Missing, Separate, effects
     from crosstalk.claims.operands import Table
+    tests = {c["id"]: c["test"] for c in spec_claims(experiment)}
+    table, out = Table(rows), {}
+    for claim in claim_ids:
+        test = tests[claim]
+        try:
+            x, _, _ = effects(test, table, experiment, dict(test.get("select", {})))
+        except Missing:
+            continue
+        out[claim] = quotient_with_interval(x.a, x.b) if isinstance(x, Separate) else median_with_interval(x)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def spec_claims(experiment):
+    """The claims of an experiment's spec (read once per process)."""
     from crosstalk.specs import load_spec
-    test = next(c for c in load_spec(experiment).data["claims"] if c["id"] == claim_id)["test"]
-    try:
-        x, _, _ = effects(test, Table(rows), experiment, dict(test.get("select", {})))
-    except Missing:
-        return None
-    return quotient_with_interval(x.a, x.b) if isinstance(x, Separate) else median_with_interval(x)
+    return tuple(load_spec(experiment).data["claims"])
 
 
-def draw(fig_id, perf, systems, png, svg):
-    """Draw one figure to PNG and SVG; returns its caption."""
+def series_rows(perf, experiment, systems):
+    """{target: tidy rows} of an experiment (what a claim reads, per series)."""
+    rows = perf[perf.experiment == experiment]
+    if systems:
+        rows = rows[rows.system.isin(systems)]
+    return dict(tuple(with_target(rows).groupby("target"))) if not rows.empty else {}
+
+
+def draw(fig_id, perf, systems, png, svg=None):
+    """Draw one figure to PNG, and to SVG where ``svg`` names a file (about a fifth of a report's
+    drawing time: only when asked for); returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)
     fig.savefig(png, dpi=110)
-    fig.savefig(svg, metadata={"Date": None})
+    if svg:
+        fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
     return caption
 

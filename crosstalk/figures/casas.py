@@ -198,12 +198,12 @@ def casas_probe_latency(perf, systems):
     loads = load_order(wide["load"]) if targets else ["idle"]
     kept = {(t, ld): probe_samples(wide, t, ld) for t in targets for ld in loads}
     kept = {k: x for k, x in kept.items() if x.size}
-    rows = 2 if kept else 1
-    fig = plt.figure(figsize=(14, 4.6 * rows))
-    # three panels above, one per load below: a grid both divide
-    width = len(loads)
-    grid = fig.add_gridspec(rows, 3 * width)
-    ax_lat, ax_ratio, ax_rho = (fig.add_subplot(grid[0, i * width:(i + 1) * width]) for i in range(3))
+    # three panels, then where samples are kept a distribution per load, three a row (one grid:
+    # tight_layout spaces every column of a grid alike)
+    rows = 1 + (-(-len(loads) // 3) if kept else 0)
+    fig = plt.figure(figsize=(14, 4.2 * rows + 0.4))
+    grid = fig.add_gridspec(rows, 3)
+    ax_lat, ax_ratio, ax_rho = (fig.add_subplot(grid[0, i]) for i in range(3))
     notes = []
     if not targets:
         for ax in (ax_lat, ax_ratio, ax_rho):
@@ -278,7 +278,7 @@ def _distributions(fig, grid, wide, targets, loads, kept, quoted):
     each target's idle-fabric probes of every job (dashed) and the paper's idle mean."""
     first = None
     for j, load in enumerate(loads):
-        ax = fig.add_subplot(grid[1, 3 * j:3 * (j + 1)], sharex=first)
+        ax = fig.add_subplot(grid[1 + j // 3, j % 3], sharex=first)
         first = first or ax
         for target in reversed(targets):
             x = kept.get((target, load))
@@ -301,7 +301,7 @@ def _distributions(fig, grid, wide, targets, loads, kept, quoted):
         ax.set_xlabel("half round trip (us)", fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, which="both")
-        if j == 0:
+        if j % 3 == 0:
             ax.set_ylabel("cumulative fraction of probes", fontsize=8)
 
 

@@ -147,7 +147,7 @@ def gpcnet_table2(perf, systems):
     axes[0][0].set_yticks(range(len(names)), names)
     axes[0][0].set_ylim(len(names) - 0.5, -0.5)
     if not targets:
-        axes[0][1].text(0.5, 0.02, "no local congestion runs yet", transform=axes[0][1].transAxes, ha="center")
+        axes[0][1].set_title(axes[0][1].get_title() + "\n(no local congestion runs yet)", fontsize=9)
     else:
         for (target, pport, congestors), r in cases.groupby(["target", "pport", "congestors"])[
                 [m for m in cases if m.startswith("ci_") and m.endswith("_avg")]].median().iterrows():

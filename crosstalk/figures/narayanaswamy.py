@@ -3,15 +3,15 @@ import pandas as pd
 
 from crosstalk.figures import (
     CLAIMS_INTERVAL,
-    claim_effect,
+    claim_effects,
     experiment_cases,
     figure,
     no_data,
     ordered_targets,
     plt,
     read_paper_csv,
+    series_rows,
     summarise,
-    with_target,
 )
 from crosstalk.figures.style import errorbars, legend_below, paper_label, paper_line, short, targets_note
 
@@ -42,15 +42,6 @@ def _core_order(values):
 def _dodge(i, k, step=0.14):
     """The offset of the i-th of k series at one category."""
     return (i - (k - 1) / 2) * step
-
-
-def _rows_of(perf, systems, target):
-    """The tidy rows of one series (a claim reads these)."""
-    rows = perf[perf.experiment == EXPERIMENT]
-    if systems:
-        rows = rows[rows.system.isin(systems)]
-    rows = with_target(rows)
-    return rows[rows.target == target]
 
 
 #: The claim on the interrupt core and the thesis's Intel cores in its roles (core 0 took the
@@ -101,8 +92,9 @@ def narayanaswamy_fig3_1(perf, systems):
     roles = list(PAPER_ROLES)
     by_core = dict(zip(intel["core"], intel["bandwidth_gbps"]))
     paper_line(ax_ratio, [0, 1], [1.0, by_core[PAPER_ROLES["irq_sibling"]] / by_core[PAPER_ROLES["irq"]]], machine)
+    by_series = series_rows(perf, EXPERIMENT, systems) if targets else {}
     for i, target in reversed(list(enumerate(targets))):
-        effect = claim_effect(EXPERIMENT, CORE_CLAIM, _rows_of(perf, systems, target))
+        effect = claim_effects(EXPERIMENT, [CORE_CLAIM], by_series[target]).get(CORE_CLAIM)
         if effect is not None:
             ratios[target] = effect
             errorbars(ax_ratio, [1 + _dodge(i, len(targets) + 1)], pd.DataFrame([effect]), target, short(target),
@@ -175,10 +167,11 @@ def narayanaswamy_table3_2(perf, systems):
             med = part.groupby("mapping")[[c for c in ("time_s", "comm_s") if c in part]].median()
             notes += [f"{target} {MAPPINGS.get(m, m + ' (not Table 3.2)')}: {r.time_s:.2f} s"
                       + (f" (comm {r.comm_s:.2f} s)" if "comm_s" in med else "") for m, r in med.iterrows()]
+    by_series = series_rows(perf, EXPERIMENT, systems) if targets else {}
     for i, target in reversed(list(enumerate(targets))):
-        rows = _rows_of(perf, systems, target)
+        effects = claim_effects(EXPERIMENT, [claim for *_, claim in PAIR_CLAIMS], by_series[target])
         for x, (first, _, claim) in enumerate(PAIR_CLAIMS):
-            effect = claim_effect(EXPERIMENT, claim, rows)
+            effect = effects.get(claim)
             if effect is not None:
                 spreads[(target, first)] = effect
                 errorbars(ax_pair, [x + _dodge(i, len(targets) + 1)], pd.DataFrame([effect]), target, short(target),
