@@ -464,8 +464,8 @@ def predictions(wide, target):
 def casas_prediction_error(perf, systems):
     """Each predictor's errors over the local pairings, their mean with the claim's interval,
     beside the paper's queue-model mean error (Figs 13, 14, 18)."""
-    from crosstalk.claims.fits import mean_error_interval
     from crosstalk.claims.operands import CONFIDENCE
+    from crosstalk.models.stats import mean_interval
     paper, citation = read_paper_csv("casas_model_results.csv")
     quoted = paper.set_index("quantity")["value"]
     wide = cases(perf, systems)
@@ -491,7 +491,7 @@ def casas_prediction_error(perf, systems):
                 x = by_name[name][np.isfinite(by_name[name])]
                 tag(ax.scatter(np.full(x.size, j + _dodge(i, k, 0.2) + 0.06), x, s=10, color=style["color"],
                                alpha=0.5, zorder=style["zorder"], linewidths=0), gid)
-                mean, low, high = mean_error_interval(x, CONFIDENCE) if x.size else (np.nan, None, None)
+                mean, low, high = mean_interval(x, CONFIDENCE) if x.size else (np.nan, None, None)
                 exact = low is not None
                 spread = (low, high) if exact else ((x.min(), x.max()) if x.size else (np.nan, np.nan))
                 means.append({"median": mean, "low": spread[0], "high": spread[1], "n": x.size, "exact": exact})
