@@ -37,9 +37,10 @@ UNUSED_GRACE_S = 600
 
 def drawing_inputs():
     """What draws a figure besides its rows: the figures package and every module it imports
-    (crosstalk.codedeps), and the papers' tables."""
+    (crosstalk.codedeps), the papers' tables and the specs (a figure draws its claims' effects)."""
     papers = REPO_ROOT / "results" / "papers"
-    return code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
+    return (code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
+            + sorted((REPO_ROOT / "experiments").glob("*.yaml")))
 
 
 def figure_rows(perf, experiment, systems):

@@ -108,3 +108,8 @@ def test_svg_only_when_asked_for_and_a_drawing_kept_without_it_is_drawn_again(pe
     assert figurecache.draw_figures(perf, [], tmp_path, ids) == []
     assert not list(tmp_path.glob("*.svg"))
     assert figurecache.draw_figures(perf, [], tmp_path, ids, svg=True) == []
+
+
+def test_a_figures_key_covers_the_specs_whose_claims_it_draws():
+    names = {p.name for p in figurecache.drawing_inputs()}
+    assert {"core-mapping.yaml", "energy.yaml"} <= names and "judge.py" in names
