@@ -22,7 +22,14 @@ from crosstalk.analysis.workflow import figure_experiments
 from crosstalk.codedeps import code_files, files_digest
 from crosstalk.forked import forked_map
 
-SUFFIXES = ("png", "svg", "caption.txt")
+SUFFIXES = ("png", "caption.txt")
+#: Drawn besides when asked for (``crosstalk report --svg``).
+SVG = "svg"
+
+
+def figure_suffixes(svg=False):
+    """The files of each drawing: PNG and caption, and SVG when asked for."""
+    return (*SUFFIXES, SVG) if svg else SUFFIXES
 #: A stored drawing not shown is removed once it is this old (seconds): a report of other systems
 #: and, soon after, of the first ones again draws nothing twice.
 UNUSED_GRACE_S = 600
@@ -30,9 +37,10 @@ UNUSED_GRACE_S = 600
 
 def drawing_inputs():
     """What draws a figure besides its rows: the figures package and every module it imports
-    (crosstalk.codedeps), and the papers' tables."""
+    (crosstalk.codedeps), the papers' tables and the specs (a figure draws its claims' effects)."""
     papers = REPO_ROOT / "results" / "papers"
-    return code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
+    return (code_files("crosstalk.figures") + sorted(p for p in papers.rglob("*") if p.is_file())
+            + sorted((REPO_ROOT / "experiments").glob("*.yaml")))
 
 
 def figure_rows(perf, experiment, systems):
@@ -51,36 +59,41 @@ def rows_key(rows, code_digest):
 
 
 class _Entry:
-    """One stored drawing: its three files and ``.done``, written last (a drawing interrupted
-    half-way is not one)."""
+    """One stored drawing: its files and ``.done``, written last (a drawing interrupted half-way
+    is not one); with ``svg``, one kept without its SVG is drawn again."""
 
-    def __init__(self, store, fig, key):
+    def __init__(self, store, fig, key, svg=False):
         self.dir, self.fig, self.key = Path(store) / fig, fig, key
+        self.suffixes = figure_suffixes(svg)
 
     def path(self, suffix):
         return self.dir / f"{self.key}.{suffix}"
 
     @property
     def done(self):
-        return self.path("done").exists()
+        return self.path("done").exists() and all(self.path(suffix).exists() for suffix in self.suffixes)
 
     def draw(self, rows, systems):
         from crosstalk.figures import draw  # matplotlib only in the process that draws
         self.path("done").unlink(missing_ok=True)
-        caption = draw(self.fig, rows, systems, self.path("png"), self.path("svg"))
+        svg = self.path(SVG) if SVG in self.suffixes else None
+        caption = draw(self.fig, rows, systems, self.path("png"), svg)
         self.path("caption.txt").write_text(caption + "\n")
         self.path("done").touch()
 
     def copy_to(self, out_dir):
-        for suffix in SUFFIXES:
+        for suffix in self.suffixes:
             shutil.copyfile(self.path(suffix), out_dir / f"{self.fig}.{suffix}")
+        if SVG not in self.suffixes:                # not asked for: no older report's SVG shown
+            (out_dir / f"{self.fig}.{SVG}").unlink(missing_ok=True)
         os.utime(self.path("done"))     # in use: not pruned
 
 
-def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1):
-    """Write ``<fig>.png/.svg/.caption.txt`` in ``out_dir`` for every id; returns the ids this
-    call drew. ``store``: the drawings kept (default ``<out_dir>/.cache``); ``workers``: the
-    processes that draw (forked from this one, which has read the table and imported matplotlib)."""
+def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, workers=1, svg=False):
+    """Write ``<fig>.png/.caption.txt`` (and ``.svg`` with ``svg``) in ``out_dir`` for every id;
+    returns the ids this call drew. ``store``: the drawings kept (default ``<out_dir>/.cache``);
+    ``workers``: the processes that draw (forked from this one, which has read the table and
+    imported matplotlib)."""
     out_dir = Path(out_dir)
     shown = out_dir / ".cache"
     shown.mkdir(parents=True, exist_ok=True)
@@ -90,7 +103,7 @@ def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, wor
     of_experiment = {exp: figure_rows(perf, exp, systems) for exp in {experiments[fig] for fig in fig_ids}}
     keys = {exp: rows_key(rows, code) for exp, rows in of_experiment.items()}
     rows = {fig: of_experiment[experiments[fig]] for fig in fig_ids}
-    entries = {fig: _Entry(store, fig, keys[experiments[fig]]) for fig in fig_ids}
+    entries = {fig: _Entry(store, fig, keys[experiments[fig]], svg) for fig in fig_ids}
 
     def finish(fig, drew):
         entries[fig].copy_to(out_dir)
@@ -130,5 +143,5 @@ def _prune(store, fig_ids, out_dir):
             key = done.name.removesuffix(".done")
             if key in live or time.time() - done.stat().st_mtime < UNUSED_GRACE_S:
                 continue
-            for suffix in (*SUFFIXES, "done", "lock"):     # (lock: what an older crosstalk left)
+            for suffix in (*SUFFIXES, SVG, "done", "lock"):     # (lock: what an older crosstalk left)
                 (store / fig / f"{key}.{suffix}").unlink(missing_ok=True)

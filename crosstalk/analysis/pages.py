@@ -33,9 +33,9 @@ def verdicts_of(verdicts, perf, cases):
 
 
 def write_pages(perf, cases, verdicts, pages, figures_dir, results_dir, captions, examples_dir=None,
-                workers=1, progress=None):
+                workers=1, progress=None, svg=False):
     """Write every page of ``pages`` from the overview's rows and their ``verdicts``; returns
-    their paths."""
+    their paths. ``svg``: the figures were drawn as SVG too (each links its SVG)."""
     sections = benchmark_sections(results_dir)
     all_specs(), page_template()     # read and compiled once, before the workers fork
 
@@ -43,7 +43,7 @@ def write_pages(perf, cases, verdicts, pages, figures_dir, results_dir, captions
         page_perf, page_cases = rows_of(perf, page.systems), rows_of(cases, page.systems)
         write_report(page_perf, page_cases, list(page.errors), list(page.systems), figures_dir, page.out,
                      results_dir, verdicts_of(verdicts, page_perf, page_cases), captions=captions,
-                     extra_sections=sections, examples_dir=examples_dir, overview=page.overview)
+                     extra_sections=sections, examples_dir=examples_dir, overview=page.overview, svg=svg)
         return str(page.out)
 
     written = []

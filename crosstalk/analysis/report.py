@@ -209,8 +209,9 @@ def page_template():
 
 
 def write_report(perf, cases, errors, systems, figures_dir, out, results_dir, verdicts,
-                 captions=None, extra_sections=None, examples_dir=None, overview=None):
-    """Render the report page. ``figures_dir`` holds ``<id>.png/.svg``; paths become relative.
+                 captions=None, extra_sections=None, examples_dir=None, overview=None, svg=False):
+    """Render the report page. ``figures_dir`` holds ``<id>.png`` (and ``.svg`` with ``svg``);
+    paths become relative.
     Runs under ``examples_dir`` (the shipped examples) are listed apart and counted apart.
     ``verdicts``: the claims as judged on these rows (crosstalk.claims.judge, the workflow's
     verdicts job); ``overview``: the overview page, on a system's page, whose figures (every
@@ -224,7 +225,7 @@ def write_report(perf, cases, errors, systems, figures_dir, out, results_dir, ve
         exp_cases = cases[(cases.experiment == spec.name) & (cases.result != "pass")]
         experiments.append({
             "name": spec.name, "title": spec.data["title"], "citations": spec.data["citations"],
-            "figures": [{**fig, "png": f"{rel}/{fig['id']}.png", "svg": f"{rel}/{fig['id']}.svg",
+            "figures": [{**fig, "png": f"{rel}/{fig['id']}.png", "svg": f"{rel}/{fig['id']}.svg" if svg else None,
                          "caption": captions.get(fig["id"], "")} for fig in spec.data.get("figures", [])],
             "table": experiment_table(exp_perf),
             "not_run": _user_first({"target": target_of(c.platform, c.partition, c.environ), "origin": c.origin,

@@ -52,16 +52,17 @@ def workflow_timeout():
     return seconds
 
 
-def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True):
+def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True, svg=False):
     """Run the Snakemake workflow on results_root() (and the shipped examples unless
-    ``examples`` is false); returns its exit status. A run longer than :func:`workflow_timeout`
-    is stopped (CrosstalkError)."""
+    ``examples`` is false; the figures as SVG too with ``svg``); returns its exit status. A run
+    longer than :func:`workflow_timeout` is stopped (CrosstalkError)."""
     argv = [str(Path(sys.executable).with_name("snakemake")), *extra, "-s", str(WORKFLOW),
             "-d", str(REPO_ROOT), "--cores", str(cores)]
     if quiet:
         argv += ["--quiet", "rules"]
     # --config takes every following word: it must come last.
-    argv += ["--config", f"results={results_root()}", f"examples={examples_root() if examples else ''}"]
+    argv += ["--config", f"results={results_root()}", f"examples={examples_root() if examples else ''}",
+             f"svg={'true' if svg else 'false'}"]
     if systems:
         argv += [f"systems={json.dumps(list(systems))}"]
     timeout = workflow_timeout()
@@ -86,7 +87,7 @@ def _cmd_report(args):
     for system in systems:
         if not SYSTEM_NAME.match(system):
             raise InputError("--systems", None, f"{system!r} is not a system name")
-    status = run_workflow(systems, args.cores, examples=not args.no_examples)
+    status = run_workflow(systems, args.cores, examples=not args.no_examples, svg=args.svg)
     if status != 0:
         print(f"crosstalk: error: report: the workflow failed (snakemake exit status {status}; "
               "its output is above)", file=sys.stderr)
@@ -110,4 +111,5 @@ def register(subparsers):
     p.add_argument("--cores", type=number(minimum=1, integer=True), default=2)
     p.add_argument("--no-examples", action="store_true",
                    help="leave out the runs shipped with crosstalk (shown by default as labelled examples)")
+    p.add_argument("--svg", action="store_true", help="draw each figure as SVG besides PNG (linked from the report)")
     p.set_defaults(func=_cmd_report)

@@ -5,7 +5,6 @@ path: a spec is data).
 Each fit returns ``(estimate, ci_low, ci_high, n, least)``, the interval None when the n samples
 are fewer than ``least``, and raises :class:`~crosstalk.claims.operands.Missing` when it has nothing to fit.
 """
-import numpy as np
 import pandas as pd
 
 from crosstalk.claims.operands import JOB_KEY, Missing, distinct_params, measured
@@ -60,16 +59,9 @@ def queue_model_error(test, table, experiment, select, units):
         raise Missing(experiment, select or {}, "queue-model predictions",
                       f"no queue-model predictions: {why[0]}" if why else None)
     units.add("pp (modelled predictions)")
-    x = np.asarray(errors)
-    least = 5
-    if x.size < least:
-        return float(x.mean()), None, None, int(x.size), least
-    if np.ptp(x) == 0:             # every pairing the same error: the bootstrap has nothing to vary
-        return float(x[0]), float(x[0]), float(x[0]), int(x.size), least
-    from scipy import stats  # here: importing it costs every analysis process about 1 s
-    ci = stats.bootstrap((x,), np.mean, confidence_level=table.confidence, n_resamples=2000,
-                         method="BCa", random_state=0).confidence_interval
-    return float(x.mean()), float(ci.low), float(ci.high), int(x.size), least
+    # here: it imports scipy, about 1 s for every analysis process
+    from crosstalk.models.stats import MEAN_INTERVAL_LEAST, mean_interval
+    return (*mean_interval(errors, table.confidence), len(errors), MEAN_INTERVAL_LEAST)
 
 
 #: Fits a claim may name (``test: {kind: fit, model: <name>}``).

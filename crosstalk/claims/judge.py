@@ -180,18 +180,25 @@ def verdict(x, low, high, confidence=CONFIDENCE):
             "coverage": coverage}
 
 
+def quotient_interval(a, b, confidence=CONFIDENCE):
+    """``(low, high, coverage)`` of median(a) / median(b), ``a`` and ``b`` positive samples measured
+    apart: each median's exact interval at 1 - (1 - ``confidence``) / 2, and [a_low / b_high,
+    a_high / b_low], which holds when both do (Bonferroni); None when either sample is too small."""
+    each = 1 - (1 - confidence) / 2
+    ia, ib = median_interval(a, each), median_interval(b, each)
+    if not (ia and ib):
+        return None
+    return ia[0] / ib[1], ia[1] / ib[0], 1 - (1 - ia[2]) - (1 - ib[2])
+
+
 def separate_verdict(s, low, high, confidence=CONFIDENCE):
     """The verdict of the quotient of two medians measured apart (a :class:`Separate`): each
     side's exact interval at confidence 1 - (1 - ``confidence``) / 2, and the quotient's interval
     [a_low / b_high, a_high / b_low], which holds when both do: with probability at least
     ``confidence`` (Bonferroni). Each side needs its own samples (6 at 90 %); ``n`` is the fewer."""
     each = 1 - (1 - confidence) / 2
-    ia, ib = median_interval(s.a, each), median_interval(s.b, each)
     est = float(np.median(s.a) / np.median(s.b))
-    lo = hi = coverage = None
-    if ia and ib:               # every value positive and finite (_apart)
-        lo, hi = ia[0] / ib[1], ia[1] / ib[0]
-        coverage = 1 - (1 - ia[2]) - (1 - ib[2])
+    lo, hi, coverage = quotient_interval(s.a, s.b, confidence) or (None, None, None)
 
     def more():
         half = (hi - lo) / 2 if lo is not None else float(s.a.max() / s.b.min() - s.a.min() / s.b.max()) / 2

@@ -6,9 +6,11 @@ table from ``crosstalk.analysis.ingest``. One module per experiment (or paper) h
 ``systems`` selects by system; series are drawn per ``target`` (platform:partition, see
 :func:`with_target`), so two host classes, or a shipped example and a user's run, never share one.
 """
+import functools
 import json
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 # The same rows give the same SVG bytes (ids from a fixed salt, no date): a drawing is a function
@@ -18,6 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from crosstalk.analysis.ingest import target_of  # noqa: E402
+from crosstalk.claims.judge import median_interval, quotient_interval  # noqa: E402
+from crosstalk.claims.operands import CONFIDENCE, JOB_KEY  # noqa: E402
 from crosstalk.models.papers import load_paper_table  # noqa: E402
 
 FIGURES = {}
@@ -40,10 +44,78 @@ def params_of(df):
     return df["params"].map(json.loads)
 
 
-def summarise(df, by):
-    """Median and range over repeats (and runs) of each group."""
+def summarise(df, by, interval="range"):
+    """Median over repeats (and runs) of each group, with ``low`` and ``high``: the range, or with
+    ``interval="claims"`` the claims' interval of the median (:func:`median_with_interval`; its
+    ``exact`` column says where there were too few samples for it and the range stands instead)."""
     g = df.groupby(by)["value"]
+    if interval == "claims":
+        rows = [{**dict(zip(by, key if isinstance(key, tuple) else (key,))), **median_with_interval(values)}
+                for key, values in g]
+        return pd.DataFrame(rows, columns=[*by, "median", "low", "high", "n", "exact"])
     return g.agg(median="median", low="min", high="max", n="count").reset_index()
+
+
+#: How a figure's caption names the claims' interval.
+CLAIMS_INTERVAL = (f"bars: the {CONFIDENCE:.0%} distribution-free interval of the median the claims judge "
+                   f"(solid, capped); dotted, uncapped: the range, where too few samples give no such interval")
+
+
+def _finite(values):
+    x = np.asarray(values, dtype=float)
+    return x[np.isfinite(x)]
+
+
+def median_with_interval(values):
+    """``{median, low, high, n, exact}`` of ``values``: the median and the interval the claims
+    judge it with (crosstalk.claims.judge.median_interval at their CONFIDENCE); with too few
+    samples for it, the range (``exact`` False)."""
+    x = _finite(values)
+    if not x.size:
+        return {"median": np.nan, "low": np.nan, "high": np.nan, "n": 0, "exact": False}
+    interval = median_interval(x)
+    low, high = interval[:2] if interval else (x.min(), x.max())
+    return {"median": float(np.median(x)), "low": float(low), "high": float(high), "n": int(x.size),
+            "exact": interval is not None}
+
+
+def quotient_with_interval(num, den):
+    """``{median, low, high, n, exact}`` of median(num) / median(den), two positive samples
+    measured apart: the claims' interval of that quotient (crosstalk.claims.judge.quotient_interval);
+    with too few samples, the extremes' quotients (``exact`` False). ``n``: the smaller sample."""
+    a, b = _finite(num), _finite(den)
+    a, b = a[a > 0], b[b > 0]
+    if not (a.size and b.size):
+        return {"median": np.nan, "low": np.nan, "high": np.nan, "n": 0, "exact": False}
+    interval = quotient_interval(a, b)
+    low, high = interval[:2] if interval else (a.min() / b.max(), a.max() / b.min())
+    return {"median": float(np.median(a) / np.median(b)), "low": float(low), "high": float(high),
+            "n": int(min(a.size, b.size)), "exact": interval is not None}
+
+
+def as_pct(ratio):
+    """A ratio's median and interval (the helpers above) as % change."""
+    return {**ratio, **{k: 100 * (ratio[k] - 1) for k in ("median", "low", "high")}}
+
+
+def per_job(rows, column):
+    """``column`` of ``rows`` (experiment_cases) with each job's rounds as their median: rounds of
+    one job are one sample against another job's (as the claims pair them)."""
+    if "round" not in rows:
+        return rows[column]
+    return rows.groupby([c for c in (*JOB_KEY, "case") if c in rows], dropna=False)[column].median()
+
+
+def ratio_with_interval(loaded, metric, alone, apart):
+    """The ratio of ``metric`` to its baseline with the claims' interval: the rounds' ratios
+    against the baseline their own job measured in turn (the column ``alone``;
+    :func:`median_with_interval`), or, where the jobs did not (``alone`` None or not measured),
+    the quotient of the medians of separate jobs (``apart``: the baseline's values, one per job;
+    :func:`quotient_with_interval`)."""
+    if alone and alone in loaded and loaded[alone].notna().any():
+        pairs = loaded.dropna(subset=[metric, alone])
+        return {**median_with_interval(pairs[metric] / pairs[alone]), "paired": True}
+    return {**quotient_with_interval(per_job(loaded, metric), apart), "paired": False}
 
 
 #: Columns that keep a figure's series apart (``with_target`` labels them).
@@ -111,11 +183,47 @@ def in_job_ratio(loaded, metric, alone, apart, ratio=lambda value, base: value /
         f"{len(apart)}/{len(loaded)}"
 
 
-def draw(fig_id, perf, systems, png, svg):
-    """Draw one figure to PNG and SVG; returns its caption."""
+def claim_effects(experiment, claim_ids, rows):
+    """``{claim: {median, low, high, n, exact}}``: the effect each claim of ``experiment``'s spec
+    judges, on ``rows`` (tidy rows of one series), with the interval it is judged with: the
+    claims' own operands (crosstalk.claims.judge.effects) and intervals; a claim whose samples the
+    rows do not hold is left out. For claims of one group (no group_by, one metric)."""
+    from crosstalk.claims.judge import Missing, Separate, effects
+    from crosstalk.claims.operands import Table
+    tests = {c["id"]: c["test"] for c in spec_claims(experiment)}
+    table, out = Table(rows), {}
+    for claim in claim_ids:
+        test = tests[claim]
+        try:
+            x, _, _ = effects(test, table, experiment, dict(test.get("select", {})))
+        except Missing:
+            continue
+        out[claim] = quotient_with_interval(x.a, x.b) if isinstance(x, Separate) else median_with_interval(x)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def spec_claims(experiment):
+    """The claims of an experiment's spec (read once per process)."""
+    from crosstalk.specs import load_spec
+    return tuple(load_spec(experiment).data["claims"])
+
+
+def series_rows(perf, experiment, systems):
+    """{target: tidy rows} of an experiment (what a claim reads, per series)."""
+    rows = perf[perf.experiment == experiment]
+    if systems:
+        rows = rows[rows.system.isin(systems)]
+    return dict(tuple(with_target(rows).groupby("target"))) if not rows.empty else {}
+
+
+def draw(fig_id, perf, systems, png, svg=None):
+    """Draw one figure to PNG, and to SVG where ``svg`` names a file (about a fifth of a report's
+    drawing time: only when asked for); returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)
     fig.savefig(png, dpi=110)
-    fig.savefig(svg, metadata={"Date": None})
+    if svg:
+        fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
     return caption
 

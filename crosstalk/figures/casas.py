@@ -16,8 +16,31 @@ import pandas as pd
 from crosstalk import userfiles
 from crosstalk.analysis.ingest import case_output_dirs, run_dir_of
 from crosstalk.errors import InputError
-from crosstalk.figures import SERIES, figure, no_data, ordered_targets, plt, read_paper_csv, with_target
-from crosstalk.figures.style import short
+from crosstalk.figures import (
+    CLAIMS_INTERVAL,
+    SERIES,
+    as_pct,
+    figure,
+    no_data,
+    ordered_targets,
+    plt,
+    ratio_with_interval,
+    read_paper_csv,
+    summarise,
+    with_target,
+)
+from crosstalk.figures.style import (
+    errorbars,
+    focus_on_user,
+    is_example,
+    legend_below,
+    paper_label,
+    paper_line,
+    series,
+    short,
+    tag,
+    targets_note,
+)
 from crosstalk.models.queueing import idle_parameters, predict_slowdowns, prediction_errors, utilisation
 from crosstalk.parsers.kernel import among_lines
 
@@ -133,78 +156,153 @@ def app_names(wide):
 
 # -- Figs 3, 6-11: probe latency distributions and rho --------------------------------------------
 
+def load_label(load):
+    """A load as a tick label: idle, CB P-M-B (CompressionB), or the application's name."""
+    if load.startswith("compressionb:"):
+        return "CB " + load.split(":", 1)[1]
+    return load.split(":", 1)[1] if load.startswith("app:") else load
+
+
+def _dodge(i, k, step=0.12):
+    return (i - (k - 1) / 2) * step
+
+
+def _load_axis(ax, loads):
+    ax.set_xticks(range(len(loads)), [load_label(ld) for ld in loads], fontsize=7)
+    ax.set_xlim(-0.5, len(loads) - 0.5)
+    ax.set_xlabel("load (CB: CompressionB partners-messages-bubble)", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+#: The paper's machine, as the legends name it.
+CAB = "Cab, QDR InfiniBand"
+
+
+def _rho_band(ax, quoted, axis="y"):
+    """The paper's CompressionB utilisation range (Fig 11), hatched, as a band on ``axis``."""
+    low, high = quoted["compressionb_util_min"] / 100, quoted["compressionb_util_max"] / 100
+    span = ax.axhspan if axis == "y" else ax.axvspan
+    tag(span(low, high, facecolor="#f1f3f5", edgecolor="#868e96", hatch="..", lw=0, zorder=0,
+             label=paper_label(f"{CAB}, CompressionB rho {low:.2f}-{high:.2f} (Fig 11)")), "paper")
+
+
 @figure("casas_probe_latency")
 def casas_probe_latency(perf, systems):
+    """ImpactB probe latency by load: the mean (the claims' quantity) beside the paper's idle mean,
+    its ratio to the same jobs' idle-fabric probe, and the MODELLED utilisation rho; where the runs'
+    probe samples are at hand, their distributions, a panel per load."""
     paper, citation = read_paper_csv("casas_model_results.csv")
     quoted = paper.set_index("quantity")["value"]
     wide = cases(perf, systems)
-    probes = wide
-    targets = ordered_targets(probes)
-    fig, axes = plt.subplots(max(1, len(targets)), 2, figsize=(13, 5.4 * max(1, len(targets))), squeeze=False,
-                             gridspec_kw={"width_ratios": [1.5, 1]})
+    targets = ordered_targets(wide)
+    loads = load_order(wide["load"]) if targets else ["idle"]
+    kept = {(t, ld): probe_samples(wide, t, ld) for t in targets for ld in loads}
+    kept = {k: x for k, x in kept.items() if x.size}
+    # three panels, then where samples are kept a distribution per load, three a row (one grid:
+    # tight_layout spaces every column of a grid alike)
+    rows = 1 + (-(-len(loads) // 3) if kept else 0)
+    fig = plt.figure(figsize=(14, 4.2 * rows + 0.4))
+    grid = fig.add_gridspec(rows, 3)
+    ax_lat, ax_ratio, ax_rho = (fig.add_subplot(grid[0, i]) for i in range(3))
     notes = []
     if not targets:
-        no_data(axes[0][0], "active probing")
-        no_data(axes[0][1], "active probing")
-    for (ax_d, ax_r), target in zip(axes, targets):
-        loads = load_order(probes[probes["target"] == target]["load"])
-        rho = {(target, ld): v for ld, v in pooled_rho(wide, target, loads)[0].items()}
-        cmap = plt.get_cmap("viridis", max(2, len(loads)))
-        drew = False
-        for i, load in enumerate(loads):
-            x = probe_samples(wide, target, load)
-            r = rho.get((target, load), float("nan"))
-            label = f"{load} (rho={r:.3f}, modelled)"
-            color = "black" if load == "idle" else cmap(i)
-            if x.size:
-                xs = np.sort(x)
-                ax_d.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", label=label, color=color,
-                          lw=1.6 if load == "idle" else 1.1)
-                drew = True
-            else:   # no kept samples: the summary quantiles
-                part = probes[(probes["target"] == target) & (probes["load"] == load)]
-                qs = [part["probe_median"].median(), part["probe_p99"].median()]
-                ax_d.plot(qs, [0.5, 0.99], marker="o", ls=":", color=color, label=label + " [median, p99]")
-                drew = True
-        idle_runs = np.concatenate([probe_samples(wide, target, load, "idle_probe.out") for load in loads])
-        if idle_runs.size:
-            xs = np.sort(idle_runs)
-            ax_d.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", color="gray", ls="--", lw=1,
-                      label="idle fabric, probed in every job before its load")
-        if drew:
-            ax_d.set_xscale("log")
-            ax_d.set_xlabel("ImpactB half round trip (us)")
-            ax_d.set_ylabel("Cumulative fraction of probes")
-            ax_d.set_title(f"{short(target)}: probe latency distribution by load", fontsize=9)
-            ax_d.grid(alpha=0.3, which="both")
-            ax_d.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
-        values = [rho.get((target, load), float("nan")) for load in loads]
-        ax_r.barh(range(len(loads)), values, color=["black" if ld == "idle" else cmap(i) for i, ld in enumerate(loads)])
-        ax_r.set_yticks(range(len(loads)), loads, fontsize=7)
-        ax_r.invert_yaxis()
-        ax_r.axvspan(quoted["compressionb_util_min"] / 100, quoted["compressionb_util_max"] / 100, color="#f08c00",
-                     alpha=0.15, label="paper: CompressionB range (Fig 11)")
-        ax_r.set_xlim(min(0.0, np.nanmin(values) if np.isfinite(values).any() else 0.0), 1.0)
-        ax_r.set_xlabel("rho (MODELLED, M/G/1; band: paper's CompressionB range)", fontsize=8)
-        ax_r.set_title(f"{short(target)}: switch utilisation per load", fontsize=9)
-        med = medians(wide, "probe_median")
-        avg = medians(wide, "probe_avg")
+        for ax in (ax_lat, ax_ratio, ax_rho):
+            no_data(ax, "active probing")
+    k = len(targets)
+    for i, target in reversed(list(enumerate(targets))):
+        part = wide[wide["target"] == target]
+        own = [ld for ld in loads if ld in set(part["load"])]
+        at = {ld: loads.index(ld) + _dodge(i, k) for ld in own}
+        if "probe_avg" in part:
+            stats = summarise(part.rename(columns={"probe_avg": "value"}).dropna(subset=["value"]), ["load"],
+                              interval="claims")
+            errorbars(ax_lat, [at[ld] for ld in stats["load"]], stats, target, short(target), targets=targets,
+                      linestyle="none")
+        ratios = [(ld, ratio_with_interval(part[part["load"] == ld], "probe_avg", "idle_probe_avg", None))
+                  for ld in own if {"probe_avg", "idle_probe_avg"} <= set(part)]
+        ratios = [(ld, r) for ld, r in ratios if r["median"] == r["median"]]
+        if ratios:
+            errorbars(ax_ratio, [at[ld] for ld, _ in ratios], pd.DataFrame([r for _, r in ratios]), target,
+                      short(target), targets=targets, linestyle="none")
+        rho = pooled_rho(wide, target, own)[0]
+        style = series(target, targets=targets)
+        gid = style.pop("gid")
+        tag(ax_rho.plot([at[ld] for ld in own], [rho[ld] for ld in own], linestyle="none",
+                        **{key: style[key] for key in ("color", "marker", "markersize", "zorder")}), gid)
+        med, avg = medians(wide, "probe_median"), medians(wide, "probe_avg")
         notes.append(f"{target}: " + ", ".join(
             f"{ld} median {med.get((target, ld), float('nan')):.0f} us / "
-            f"mean {avg.get((target, ld), float('nan')):.0f} us"
-            f" / rho {rho.get((target, ld), float('nan')):.3f}" for ld in loads))
-    fig.tight_layout()
+            f"mean {avg.get((target, ld), float('nan')):.0f} us / rho {rho[ld]:.3f}"
+            + next((f" / {r['median']:.2f}x its idle probe" for x, r in ratios if x == ld), "") for ld in own))
+    paper_line(ax_lat, [loads.index("idle") + _dodge(k, k + 1)] if "idle" in loads else [0],
+               [quoted["idle_switch_mean_probe_latency"]],
+               paper_label(f"{CAB}, idle mean {quoted['idle_switch_mean_probe_latency']:g} us (Fig 3)"),
+               linestyle="none")
+    _rho_band(ax_rho, quoted)
+    ax_lat.set_yscale("log")
+    ax_lat.set_ylabel("ImpactB mean half round trip (us)", fontsize=8)
+    ax_lat.set_title("Probe latency under each load", fontsize=9)
+    ax_ratio.axhline(1.0, color="black", lw=0.6)
+    ax_ratio.set_yscale("log")
+    ax_ratio.set_ylabel("mean / the same job's idle-fabric mean (ratio)", fontsize=8)
+    ax_ratio.set_title("The claims' quantity: against the idle fabric", fontsize=9)
+    ax_rho.set_ylim(0, 1)
+    ax_rho.set_ylabel("rho, switch utilisation (MODELLED, M/G/1)", fontsize=8)
+    ax_rho.set_title("Utilisation (MODELLED)", fontsize=9)
+    for ax in (ax_lat, ax_ratio, ax_rho):
+        _load_axis(ax, loads)
+    if kept:
+        _distributions(fig, grid, wide, targets, loads, kept, quoted)
+    legend_below(fig, ncol=3)
     measured = "; ".join(notes) if notes else "no local probe runs yet"
     return fig, (
         "ImpactB (1 KiB ping-pong pairs across nodes) on an idle fabric, under CompressionB configurations "
-        "(compressionb:P-M-B: P partners, M messages of 40 KiB per partner and round, bubble B in us) and "
-        "under each application running continuously. Left: distribution of half round trips (all kept "
-        "samples pooled). Right: switch utilisation rho, MODELLED with the M/G/1 Pollaczek-Khinchine "
-        "formula (Eq 1-3) from the mean latency under the load and the minimum and variance of all "
-        "idle-fabric probes of the target pooled (every job probes the idle fabric before its load "
-        f"starts). Measured: {measured}. Paper (Cab, QDR IB): idle mean probe latency "
+        "(CB P-M-B: P partners, M messages of 40 KiB per partner and round, bubble B in us) and under each "
+        "application running continuously. Left: the mean half round trip per job, medians over jobs, n in the "
+        f"legend; {CLAIMS_INTERVAL}; black: the paper's idle-switch mean. Middle: each job's mean under the load "
+        "over its own idle-fabric probe (every job probes the idle fabric before its load starts), the quantity "
+        "the claims judge, with their interval. Right: switch utilisation rho, MODELLED with the M/G/1 "
+        "Pollaczek-Khinchine formula (Eq 1-3) from the mean latency under the load and the minimum and "
+        "variance of all idle-fabric probes of the target pooled (one estimate per load: no interval); hatched: "
+        "the paper's CompressionB range. "
+        + ("Bottom: the distribution of every kept half round trip, a panel per load, in each series' colour "
+           "(idle panel, dashed: the idle-fabric probes every job ran before its load; black dashed: the paper's "
+           "idle mean). " if kept else "")
+        + f"Measured: {measured}. Series: {targets_note(targets)}. Paper (Cab, QDR IB): idle mean probe latency "
         f"{quoted['idle_switch_mean_probe_latency']:g} us; CompressionB configurations span rho "
         f"{quoted['compressionb_util_min']:g}-{quoted['compressionb_util_max']:g} % ({citation}).")
+
+
+def _distributions(fig, grid, wide, targets, loads, kept, quoted):
+    """The kept probe samples' CDF, a panel per load, a line per target; the idle panel also shows
+    each target's idle-fabric probes of every job (dashed) and the paper's idle mean."""
+    first = None
+    for j, load in enumerate(loads):
+        ax = fig.add_subplot(grid[1 + j // 3, j % 3], sharex=first)
+        first = first or ax
+        for target in reversed(targets):
+            x = kept.get((target, load))
+            style = series(target, targets=targets)
+            gid = style.pop("gid")
+            if x is not None:
+                xs = np.sort(x)
+                tag(ax.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", color=style["color"],
+                            lw=1.6 if gid == "user" else 1.0, zorder=style["zorder"]), gid)
+            if load == "idle":
+                idle = np.concatenate([probe_samples(wide, target, ld, "idle_probe.out") for ld in loads])
+                if idle.size:
+                    xs = np.sort(idle)
+                    tag(ax.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", color=style["color"], ls="--",
+                                lw=1, zorder=style["zorder"]), gid)
+        if load == "idle":
+            tag(ax.axvline(quoted["idle_switch_mean_probe_latency"], color="black", ls="--", lw=1), "paper")
+        ax.set_xscale("log")
+        ax.set_title(load_label(load), fontsize=8)
+        ax.set_xlabel("half round trip (us)", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3, which="both")
+        if j % 3 == 0:
+            ax.set_ylabel("cumulative fraction of probes", fontsize=8)
 
 
 # -- Table 1 and Fig 12: co-run slowdowns -------------------------------------------------------
@@ -236,72 +334,96 @@ def compression_table(wide, target):
     return out
 
 
-def _heatmap(ax, table, title):
-    data = table.astype(float).to_numpy()
-    ax.imshow(np.nan_to_num(data, nan=0.0), cmap="Oranges", vmin=0, vmax=max(10.0, np.nanmax(np.abs(data))
-                                                                            if np.isfinite(data).any() else 10.0))
-    ax.set_xticks(range(table.shape[1]), table.columns, fontsize=8, rotation=30)
-    ax.set_yticks(range(table.shape[0]), table.index, fontsize=8)
-    for i in range(table.shape[0]):
-        for j in range(table.shape[1]):
-            v = data[i, j]
-            ax.text(j, i, "-" if v != v else f"{v:+.0f}", ha="center", va="center", fontsize=9)
-    ax.set_xlabel("co-running application")
-    ax.set_ylabel("slowed application")
-    ax.set_title(title, fontsize=9)
+def slowdown(wide, target, victim, load):
+    """Eq 4's slowdown (%) of ``victim`` under ``load`` on ``target`` with the claims' interval: each
+    job's time over the victim's run alone in the same job (``<victim>_time_alone``) where the jobs
+    measured it, else the median of the idle cases' jobs; None where not measured."""
+    metric = f"{victim}_time"
+    part = wide[wide["target"] == target]
+    loaded = part[part["load"] == load]
+    if metric not in part or not loaded[metric].notna().any():
+        return None
+    ratio = ratio_with_interval(loaded, metric, f"{metric}_alone", part.loc[part["load"] == "idle", metric].dropna())
+    return as_pct(ratio) if ratio["median"] == ratio["median"] else None
+
+
+def _local_only(ax, user, paper, include=(0,)):
+    """Keep the axis on the user's values and the paper's (style.focus_on_user)."""
+    focus_on_user(ax, user, paper, include=list(include))
 
 
 @figure("casas_slowdown_table")
 def casas_slowdown_table(perf, systems):
+    """Co-run slowdowns beside Table 1's (left), and each application's slowdown against the
+    MODELLED utilisation of each CompressionB configuration (Fig 12), a panel per application."""
     paper, citation = read_paper_csv("casas_table1_pair_slowdowns.csv")
+    quoted = read_paper_csv("casas_model_results.csv")[0].set_index("quantity")["value"]
     paper = paper.set_index("victim")
     wide = cases(perf, systems)
     targets = ordered_targets(wide)
-    n = max(1, len(targets))
-    fig = plt.figure(figsize=(4.2 * (n + 1) + 1, 8.5))
-    grid = fig.add_gridspec(2, n + 1)
-    notes = []
-    for k in range(n):
-        ax = fig.add_subplot(grid[0, k])
-        if not targets:
-            no_data(ax, "application co-runs")
-            continue
-        table = pair_table(wide, targets[k])
-        _heatmap(ax, table, f"Measured here: {targets[k]}\nslowdown % (median time with / alone)")
-        notes.append(f"{targets[k]}: " + ", ".join(f"{v} with {a} {table.loc[v, a]:+.1f} %"
-                                                  for v in table.index for a in table.columns
-                                                  if table.loc[v, a] == table.loc[v, a]))
-    _heatmap(fig.add_subplot(grid[0, n]), paper, "Casas & Bronevetsky Table 1 (Cab)\nslowdown %")
-    ax12 = fig.add_subplot(grid[1, :])
-    drew = False
-    for target in targets:
-        rho = {(target, ld): v for ld, v in
-               pooled_rho(wide, target, load_order(wide[wide["target"] == target]["load"]))[0].items()}
-        for app, by_load in compression_table(wide, target).items():
-            pts = sorted((rho.get((target, load), float("nan")), s) for load, s in by_load.items())
-            pts = [p for p in pts if p[0] == p[0]]
+    apps = app_names(wide) if targets else []
+    pairs = [(v, a) for v in apps for a in apps]
+    fig, axes = plt.subplots(1, 1 + max(1, len(apps)), figsize=(5.5 + 4 * max(1, len(apps)), 4.8), squeeze=False,
+                             gridspec_kw={"width_ratios": [1.4] + [1] * max(1, len(apps))})
+    ax_pairs, by_app = axes[0][0], dict(zip(apps, axes[0][1:]))
+    notes, user = [], []
+    k = len(targets)
+    for i, target in reversed(list(enumerate(targets))):
+        found = [(x, v, a, slowdown(wide, target, v, f"app:{a}")) for x, (v, a) in enumerate(pairs)]
+        found = [(x, v, a, st) for x, v, a, st in found if st is not None]
+        if found:
+            errorbars(ax_pairs, [x + _dodge(i, k) for x, *_ in found], pd.DataFrame([st for *_, st in found]), target,
+                      short(target), targets=targets, linestyle="none")
+            notes.append(f"{target}: " + ", ".join(f"{v} with {a} {st['median']:+.1f} %" for _, v, a, st in found))
+            if not is_example(target):
+                user += [st[key] for *_, st in found for key in ("median", "low", "high")]
+    table1 = paper.to_numpy(dtype=float).ravel()
+    spread = np.linspace(-0.3, 0.3, table1.size)[np.argsort(np.argsort(table1))]    # by rank: ties apart
+    paper_line(ax_pairs, len(pairs) + spread, table1, paper_label(f"{CAB}, Table 1: {table1.size} pairs of "
+                                                                  f"{len(paper)} applications"), linestyle="none")
+    ax_pairs.axhline(0, color="black", lw=0.6)
+    ax_pairs.set_xticks(range(len(pairs) + 1), [f"{v}\nwith {a}" for v, a in pairs] + ["Cab\nTable 1"], fontsize=7)
+    ax_pairs.set_xlim(-0.6, len(pairs) + 0.6)
+    ax_pairs.set_xlabel("slowed application with the co-running one", fontsize=8)
+    ax_pairs.set_ylabel("slowdown (%, Eq 4)", fontsize=8)
+    ax_pairs.set_title("Co-run slowdown", fontsize=9)
+    ax_pairs.grid(axis="y", alpha=0.3)
+    _local_only(ax_pairs, user, table1)
+    for app, ax in by_app.items():
+        app_user = []
+        for target in reversed(targets):
+            rho = pooled_rho(wide, target, load_order(wide[wide["target"] == target]["load"]))[0]
+            pts = [(r, slowdown(wide, target, app, ld)) for ld, r in rho.items() if ld.startswith("compressionb:")]
+            pts = sorted((r, st) for r, st in pts if st is not None and r == r)
             if pts:
-                ax12.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{app} ({target})")
-                drew = True
-    if drew:
-        ax12.axhline(0, color="black", lw=0.8)
-        ax12.set_xlabel("rho of the CompressionB configuration (MODELLED, M/G/1)")
-        ax12.set_ylabel("slowdown under that configuration (%)")
-        ax12.set_title("Fig 12 style: application slowdown against CompressionB switch utilisation", fontsize=10)
-        ax12.grid(alpha=0.3)
-        ax12.legend(fontsize=8)
-    else:
-        no_data(ax12, "applications under CompressionB with probed rho")
-    fig.tight_layout()
+                errorbars(ax, [r for r, _ in pts], pd.DataFrame([st for _, st in pts]), target, short(target),
+                          targets=targets)
+                if not is_example(target):
+                    app_user += [st[key] for _, st in pts for key in ("median", "low", "high")]
+        _rho_band(ax, quoted, axis="x")
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("rho of the CompressionB configuration (MODELLED)", fontsize=8)
+        ax.set_ylabel(f"{app} slowdown (%, Eq 4)", fontsize=8)
+        ax.set_title(f"Fig 12 style: {app}", fontsize=9)
+        ax.grid(alpha=0.3)
+        _local_only(ax, app_user, [])
+    if not apps:
+        no_data(axes[0][1], "applications under CompressionB with probed rho")
+    legend_below(fig, ncol=3)
     measured = "; ".join(notes) if notes else "no local co-runs yet"
     return fig, (
-        "Top: slowdown (Eq 4, percent) of the row application while the column application runs "
-        "continuously on the same nodes and links, from median times over repeats; LAMMPS (LJ melt, ranks "
-        "spread over the nodes) and xt-stream (memory-bound, no network traffic, on the first node) stand "
-        "in for the paper's six applications. On this 2-core host the co-runs also share cores, so "
-        f"slowdowns include CPU contention the paper's dedicated cores did not have. Measured: {measured}. "
-        f"Right: {citation}. Bottom (Fig 12): each application's slowdown under each CompressionB "
-        "configuration against that configuration's modelled rho.")
+        "Left: slowdown (Eq 4, percent) of the first application while the second runs continuously on the "
+        "same nodes and links, each job's time over the application's run alone in the same job (older runs: "
+        f"over the idle cases' median); medians over jobs, n in the legend; {CLAIMS_INTERVAL}. LAMMPS (LJ "
+        "melt, ranks spread over the nodes) and xt-stream (memory-bound, no network traffic, on the first "
+        "node) stand in for the paper's six applications, whose 36 pairs (Table 1, Cab: one 18-node leaf "
+        "switch) are the black open markers at the right, spread sideways by rank. On a 2-core host the "
+        "co-runs also share cores, so slowdowns include CPU contention the paper's dedicated cores did not "
+        f"have. Measured: {measured}. Right (Fig 12): each application's slowdown under each CompressionB "
+        "configuration against that configuration's MODELLED rho (pooled idle probes, M/G/1); hatched: the "
+        "paper's CompressionB rho range. The axes are kept on the user's series and the paper's; an example "
+        f"beyond them is noted off scale. Series: {targets_note(targets)}. Paper: {citation}.")
 
 
 # -- Figs 13, 14, 18: prediction errors ----------------------------------------------------------
@@ -340,49 +462,66 @@ def predictions(wide, target):
 
 @figure("casas_prediction_error")
 def casas_prediction_error(perf, systems):
+    """Each predictor's errors over the local pairings, their mean with the claim's interval,
+    beside the paper's queue-model mean error (Figs 13, 14, 18)."""
+    from crosstalk.claims.operands import CONFIDENCE
+    from crosstalk.models.stats import mean_interval
     paper, citation = read_paper_csv("casas_model_results.csv")
     quoted = paper.set_index("quantity")["value"]
     wide = cases(perf, systems)
     targets = ordered_targets(wide)
-    fig, ax = plt.subplots(figsize=(10, 5))
-    notes, positions, data, labels, groups = [], [], [], [], []
-    for k, target in enumerate(targets):
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    notes, drawn = [], []
+    for target in targets:
         errors, summaries, why = predictions(wide, target)
         if why:
             notes.append(f"{target}: no prediction ({why})")
             continue
-        for j, name in enumerate(PREDICTORS):
-            positions.append(k * (len(PREDICTORS) + 1) + j)
-            data.append(errors[name].to_numpy().ravel())
-            labels.append(name)
-        groups.append((k * (len(PREDICTORS) + 1) + (len(PREDICTORS) - 1) / 2, target))
+        drawn.append((target, {name: errors[name].to_numpy(dtype=float).ravel() for name in PREDICTORS}))
         notes.append(f"{target}: " + ", ".join(
             f"{n} mean {s['mean']:.1f} / median {s['median']:.1f} / max {s['max']:.1f} pp (n={s['n']})"
             for n, s in summaries.items()))
-    if data:
-        ax.boxplot(data, positions=positions, whis=(0, 100), widths=0.6)
-        for pos, values in zip(positions, data):
-            ax.scatter(np.full(values.size, pos), values, s=12, color="#d9480f", zorder=3)
-        ax.set_xticks(positions, labels, fontsize=7)
-        for middle, target in groups:       # one label per target under its four boxes
-            ax.text(middle, -0.09, str(target).replace(":", "\n", 1), transform=ax.get_xaxis_transform(),
-                    ha="center", va="top", fontsize=7)
-        ax.axhline(quoted["queue_model_mean_abs_error"], color="#1c7ed6", ls="--", lw=1,
-                   label=f"paper: queue model mean error {quoted['queue_model_mean_abs_error']:g} pp (Fig 18)")
-        ax.axhline(10, color="gray", ls=":", lw=1, label="10 pp (paper: >= 75 % of queue-model errors below)")
-        ax.set_ylabel("|measured - predicted| slowdown\n(percentage points; MODELLED predictions)")
+    if drawn:
+        k = len(drawn)
+        for i, (target, by_name) in reversed(list(enumerate(drawn))):
+            style = series(target, targets=[t for t, _ in drawn])
+            gid = style.pop("gid")
+            means = []
+            for j, name in enumerate(PREDICTORS):
+                x = by_name[name][np.isfinite(by_name[name])]
+                tag(ax.scatter(np.full(x.size, j + _dodge(i, k, 0.2) + 0.06), x, s=10, color=style["color"],
+                               alpha=0.5, zorder=style["zorder"], linewidths=0), gid)
+                mean, low, high = mean_interval(x, CONFIDENCE) if x.size else (np.nan, None, None)
+                exact = low is not None
+                spread = (low, high) if exact else ((x.min(), x.max()) if x.size else (np.nan, np.nan))
+                means.append({"median": mean, "low": spread[0], "high": spread[1], "n": x.size, "exact": exact})
+            errorbars(ax, [j + _dodge(i, k, 0.2) for j in range(len(PREDICTORS))], pd.DataFrame(means), target,
+                      f"{short(target)}: mean", targets=[t for t, _ in drawn], linestyle="none")
+        paper_line(ax, [PREDICTORS.index("QueueModel") + _dodge(k, k + 1, 0.2)], [quoted["queue_model_mean_abs_error"]],
+                   paper_label(f"{CAB}, queue model mean error {quoted['queue_model_mean_abs_error']:g} pp (Fig 18)"),
+                   linestyle="none")
+        tag(ax.axhline(10, color="black", ls=":", lw=1, label=paper_label(
+            f"{CAB}: at least {quoted['queue_model_share_errors_below_10pct']:g} % of queue-model errors below "
+            "10 pp (Fig 14)")), "paper")
+        ax.set_xticks(range(len(PREDICTORS)), PREDICTORS, fontsize=8)
+        ax.set_xlim(-0.5, len(PREDICTORS) - 0.5)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("predictor (the queue model's is the claim's)", fontsize=8)
+        ax.set_ylabel("|measured - predicted| slowdown\n(percentage points; MODELLED predictions)", fontsize=8)
         ax.set_title("Prediction errors over all local pairings (Fig 14 style)", fontsize=10)
-        ax.legend(fontsize=8)
         ax.grid(alpha=0.3, axis="y")
+        legend_below(fig, ncol=2)
     else:
         no_data(ax, "predictions (see caption)")
-    fig.tight_layout()
+        fig.tight_layout()
     return fig, (
         "Errors of the four predictors (§4-5; crosstalk.models.queueing) of each application's slowdown "
         "with each co-running application: the look-up tables choose the CompressionB configuration whose "
         "ImpactB latencies under it resemble those under the aggressor (mean; mean +- sd overlap; PDF "
         "overlap), the queue model the configuration with the nearest rho (MODELLED), and predict the "
-        "victim's measured slowdown under that configuration. Boxes: quartiles, whiskers: range, dots: "
-        "pairings. With two applications there are only four pairings and a handful of configurations, so "
-        "these errors illustrate the method rather than reproduce Fig 14's statistics. "
+        "victim's measured slowdown under that configuration. Small dots: the pairings; points with bars: "
+        f"the mean error with the {CONFIDENCE:.0%} BCa bootstrap interval of the mean the queue-model claim "
+        "is judged with (from 5 pairings; with fewer, dotted: the range), n in the legend. With two "
+        "applications there are only four pairings and a handful of configurations, so these errors "
+        "illustrate the method rather than reproduce Fig 14's statistics. "
         f"{'; '.join(notes) if notes else 'No local data yet.'} Paper: {citation}.")

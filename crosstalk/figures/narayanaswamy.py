@@ -1,5 +1,21 @@
 """Core asymmetry and rank-to-core mapping, Narayanaswamy 2008 Ch. 3 (spec: core-mapping)."""
-from crosstalk.figures import experiment_cases, figure, no_data, ordered_targets, plt, read_paper_csv
+import pandas as pd
+
+from crosstalk.figures import (
+    CLAIMS_INTERVAL,
+    claim_effects,
+    experiment_cases,
+    figure,
+    no_data,
+    ordered_targets,
+    plt,
+    read_paper_csv,
+    series_rows,
+    summarise,
+)
+from crosstalk.figures.style import errorbars, legend_below, paper_label, paper_line, short, targets_note
+
+EXPERIMENT = "core-mapping"
 
 CAVEAT = ("On the virtual cluster every node shares the same host cores, so no per-core direction "
           "is expected there; on real nodes the core taking the NIC's interrupts is the one to watch.")
@@ -23,95 +39,167 @@ def _core_order(values):
         sorted({str(v) for v in values} - set(numbers) - set(ROLES))
 
 
+def _dodge(i, k, step=0.14):
+    """The offset of the i-th of k series at one category."""
+    return (i - (k - 1) / 2) * step
+
+
+#: The claim on the interrupt core and the thesis's Intel cores in its roles (core 0 took the
+#: NIC's interrupts; core 2 is the other core of its CPU).
+CORE_CLAIM = "nara-core-choice-changes-bandwidth"
+PAPER_ROLES = {"irq": 0, "irq_sibling": 2}
+OLDER = {"markerfacecolor": "white"}
+
+
 @figure("narayanaswamy_fig3_1")
 def narayanaswamy_fig3_1(perf, systems):
-    """Streaming bandwidth with both ranks pinned to core c, beside the paper's Intel cluster values."""
+    """Streaming bandwidth with both ranks pinned to core c, the thesis's Intel values on the same
+    axes; right, the claim's quantity: the other core of the interrupt core's socket over it."""
     paper, citation = read_paper_csv("narayanaswamy2008_fig3_1_bandwidth_per_core.csv")
-    fig, (ax_local, ax_paper) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [1.4, 1]})
-    cases = experiment_cases(perf, "core-mapping", systems)
-    notes = []
-    if cases.empty or "bandwidth" not in cases or "core" not in cases:
-        no_data(ax_local, "per-core bandwidth")
-    else:
+    intel = paper[paper["cluster"] == "Intel"]
+    machine = paper_label("Intel cluster, 10GE, MPICH2 (core 0 took the interrupts)")
+    fig, (ax_bw, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.7, 1]})
+    cases = experiment_cases(perf, EXPERIMENT, systems)
+    notes, series, targets, ratios = [], [], [], {}
+    if not cases.empty and "bandwidth" in cases and "core" in cases:
         cases = cases.dropna(subset=["bandwidth", "core"])
         cases = cases.assign(core=cases["core"].map(_core_text),
                              method=cases["case"].str.startswith(PING_PONG_TEST).map(
                                  {True: "ping-pong, older runs", False: "streaming"}))
-        order = _core_order(cases["core"].unique())
-        series = [(t, m) for t in ordered_targets(cases) for m in ("streaming", "ping-pong, older runs")
+        targets = ordered_targets(cases)
+        series = [(t, m) for t in targets for m in ("streaming", "ping-pong, older runs")
                   if ((cases["target"] == t) & (cases["method"] == m)).any()]
-        width = 0.8 / max(1, len(series))
-        for i, (target, method) in enumerate(series):
-            part = cases[(cases["target"] == target) & (cases["method"] == method)]
-            g = part.groupby("core")["bandwidth"]
-            med, low, high = g.median(), g.min(), g.max()
-            xs = [order.index(c) + (i - (len(series) - 1) / 2) * width for c in med.index]
-            ax_local.bar(xs, med.values, width, yerr=[med - low, high - med], capsize=3,
-                         hatch="//" if method != "streaming" else None, label=f"{target} ({method})")
-            notes += [f"{target} {method} core {c}: {v:.3f} Gbit/s (n={g.count()[c]})" for c, v in med.items()]
-        ax_local.set_xticks(range(len(order)), [ROLES.get(c, c) for c in order], fontsize=8)
-        ax_local.set_xlabel("core of both ranks (a number, or its role on this platform)")
-        ax_local.set_ylabel("bandwidth (Gbit/s, median over repeats; bars: range)")
-        ax_local.legend(fontsize=7)
-        ax_local.set_title("Measured here (hatched: older runs' ping-pong)", fontsize=9)
-    intel = paper[paper["cluster"] == "Intel"]
-    ax_paper.bar(intel["core"], intel["bandwidth_gbps"], color="#9aa5b1")
-    ax_paper.set_xlabel("core of both ranks (0: interrupt core; 2: other core of its CPU)")
-    ax_paper.set_ylabel("MPI bandwidth (Gbit/s)")
-    ax_paper.set_xticks(list(intel["core"]))
-    ax_paper.set_title("Narayanaswamy 2008 Fig 3.1(a), Intel (values quoted in the text)", fontsize=9)
-    fig.tight_layout()
+    order = _core_order({*(cases["core"] if series else []), *(str(c) for c in intel["core"])})
+    k = len(series) + 1
+    for i, (target, method) in reversed(list(enumerate(series))):
+        part = cases[(cases["target"] == target) & (cases["method"] == method)]
+        stats = summarise(part.rename(columns={"bandwidth": "value"}), ["core"], interval="claims")
+        older = method != "streaming"
+        errorbars(ax_bw, [order.index(c) + _dodge(i, k) for c in stats["core"]], stats, target,
+                  short(target) + (" (ping-pong, older runs)" if older else ""), targets=targets, linestyle="none",
+                  **(OLDER if older else {}))
+        notes += [f"{target} {method} core {c}: {m:.3f} Gbit/s (n={n})"
+                  for c, m, n in zip(stats["core"], stats["median"], stats["n"])]
+    paper_line(ax_bw, [order.index(str(c)) + _dodge(k - 1, k) for c in intel["core"]], intel["bandwidth_gbps"],
+               machine, linestyle="none")
+    ax_bw.set_xticks(range(len(order)), [ROLES.get(c, c) for c in order], fontsize=8)
+    ax_bw.set_xlabel("core of both ranks (a number, or its role on the platform)", fontsize=8)
+    ax_bw.set_ylabel("bandwidth (Gbit/s)")
+    ax_bw.set_ylim(bottom=0)
+    ax_bw.grid(axis="y", alpha=0.3)
+    ax_bw.set_title("Bandwidth by core", fontsize=9)
+    # the claim's quantity: the interrupt core's socket sibling over the interrupt core
+    roles = list(PAPER_ROLES)
+    by_core = dict(zip(intel["core"], intel["bandwidth_gbps"]))
+    paper_line(ax_ratio, [0, 1], [1.0, by_core[PAPER_ROLES["irq_sibling"]] / by_core[PAPER_ROLES["irq"]]], machine)
+    by_series = series_rows(perf, EXPERIMENT, systems) if targets else {}
+    for i, target in reversed(list(enumerate(targets))):
+        effect = claim_effects(EXPERIMENT, [CORE_CLAIM], by_series[target]).get(CORE_CLAIM)
+        if effect is not None:
+            ratios[target] = effect
+            errorbars(ax_ratio, [1 + _dodge(i, len(targets) + 1)], pd.DataFrame([effect]), target, short(target),
+                      targets=targets, linestyle="none")
+    if not ratios:
+        ax_ratio.text(0.5, 0.04, "no local interrupt-core cases (the inventory names none)", ha="center",
+                      fontsize=7, transform=ax_ratio.transAxes)
+    ax_ratio.axhline(1.0, color="black", lw=0.6)
+    ax_ratio.set_xticks([0, 1], [ROLES[r] for r in roles], fontsize=8)
+    ax_ratio.set_xlim(-0.5, 1.5)
+    ax_ratio.set_ylim(bottom=0)
+    ax_ratio.set_ylabel("bandwidth / the interrupt core's (ratio)", fontsize=8)
+    ax_ratio.set_title("The claim's quantity: relative to the interrupt core", fontsize=9)
+    ax_ratio.grid(axis="y", alpha=0.3)
+    legend_below(fig, ncol=3)
+    notes += [f"{t} other core of its socket / interrupt core: {v['median']:.2f} ({v['low']:.2f} to {v['high']:.2f}"
+              f"{'' if v['exact'] else ', range'}, n={v['n']})" for t, v in ratios.items()]
     measured = "; ".join(notes) if notes else "no local runs yet"
     return fig, (f"Streaming bandwidth (a window of non-blocking sends, then one small reply, as the "
                  f"thesis's benchmark) of two ranks on two nodes pinned (taskset) to the same core: a "
                  f"number, or the interrupt core and the other core of its socket as the inventory names "
-                 f"them. Hatched: older runs' ping-pong (one message in flight), not the same measure. "
-                 f"Measured: {measured}. {CAVEAT} Right: {citation}.")
+                 f"them. Open markers: older runs' ping-pong (one message in flight), not the same measure. "
+                 f"Left: medians over repeats, n in the legend; {CLAIMS_INTERVAL}. Black open markers: the "
+                 f"thesis's Intel cluster (values quoted in its text), by core number. Right: the quantity the "
+                 f"claim judges, the other core of the interrupt core's socket over the interrupt core, with its "
+                 f"interval (the Intel cluster: core 2 over core 0). Measured: {measured}. {CAVEAT} "
+                 f"Series: {targets_note(targets)}. Paper: {citation}.")
+
+
+#: The claims on Table 3.2's mapping pairs: (mapping, its swap, claim).
+PAIR_CLAIMS = (("A", "A_prime", "nara-core-order-changes-comm-twofold"),
+               ("B", "B_prime", "nara-scatter-order-changes-comm-twofold"))
 
 
 @figure("narayanaswamy_table3_2")
 def narayanaswamy_table3_2(perf, systems):
-    """LAMMPS time and communication time per Table 3.2 mapping, beside the paper's mapping table."""
-    paper, citation = read_paper_csv("narayanaswamy2008_table3_2_lammps_mappings.csv")
-    fig, (ax_local, ax_paper) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [1.3, 1]})
-    cases = experiment_cases(perf, "core-mapping", systems)
-    notes = []
+    """LAMMPS loop and communication time per Table 3.2 mapping; right, the claims' quantity: the
+    communication time of a mapping against its swap, beside the thesis's "more than two-fold"."""
+    _, citation = read_paper_csv("narayanaswamy2008_table3_2_lammps_mappings.csv")
+    fig, (ax_time, ax_comm, ax_pair) = plt.subplots(1, 3, figsize=(13, 4.4),
+                                                    gridspec_kw={"width_ratios": [1.3, 1.3, 0.8]})
+    cases = experiment_cases(perf, EXPERIMENT, systems)
+    notes, targets, spreads = [], [], {}
     if cases.empty or "time_s" not in cases or "mapping" not in cases:
-        no_data(ax_local, "LAMMPS mappings")
+        no_data(ax_time, "LAMMPS mappings")
+        no_data(ax_comm, "LAMMPS mappings")
     else:
-        cases = cases.dropna(subset=["time_s", "mapping"])
-        found = set(cases["mapping"].astype(str))
+        cases = cases.dropna(subset=["time_s", "mapping"]).assign(mapping=lambda c: c["mapping"].astype(str))
+        found = set(cases["mapping"])
         # Table 3.2's first; older runs' mappings (compact, scatter, ...) after, marked as none of them
         mappings = [m for m in MAPPINGS if m in found] + sorted(found - set(MAPPINGS))
-        labels = [MAPPINGS.get(m, f"{m}\n(not Table 3.2)") for m in mappings]
         targets = ordered_targets(cases)
-        width = 0.8 / max(1, len(targets))
-        for i, (target, part) in enumerate(cases.groupby("target")):
-            med = part.groupby(part["mapping"].astype(str))[["time_s", "comm_s"]].median().reindex(mappings)
-            xs = [j + (i - (len(targets) - 1) / 2) * width for j in range(len(mappings))]
-            ax_local.bar(xs, med["time_s"], width, color="#adb5bd", edgecolor="black",
-                         label=f"{target}: loop time" if i == 0 else None)
-            ax_local.bar(xs, med["comm_s"], width * 0.6, label=f"{target}: communication")
-            notes += [f"{target} {MAPPINGS.get(m, m + ' (not Table 3.2)')}: {r.time_s:.2f} s (comm {r.comm_s:.2f} s)"
-                      for m, r in med.iterrows() if r.time_s == r.time_s]
-        ax_local.set_xticks(range(len(mappings)), labels, fontsize=8)
-        ax_local.set_ylabel("seconds (median over repeats)")
-        ax_local.legend(fontsize=7)
-        ax_local.set_title("LAMMPS here under Table 3.2's mappings", fontsize=9)
-    grid = paper.pivot_table(index="mapping", columns=["machine", "core"], values="rank").sort_index()
-    ax_paper.axis("off")
-    table = ax_paper.table(cellText=grid.values.astype(int).astype(str),
-                           rowLabels=[m.replace("'", "\u2032") for m in grid.index],
-                           colLabels=[f"M{m} c{c}" for m, c in grid.columns], loc="center")
-    table.set_fontsize(8)
-    ax_paper.set_title("Narayanaswamy 2008 Table 3.2: rank on each (machine, core)\nFig 3.11: more than "
-                       "two-fold communication difference between A and A\u2032, B and B\u2032", fontsize=8)
-    fig.tight_layout()
+        for ax, metric, what in ((ax_time, "time_s", "loop time"), (ax_comm, "comm_s", "communication time")):
+            for i, target in reversed(list(enumerate(targets))):
+                part = cases[cases.target == target]
+                if metric not in part:
+                    continue
+                stats = summarise(part.rename(columns={metric: "value"}).dropna(subset=["value"]), ["mapping"],
+                                  interval="claims")
+                errorbars(ax, [mappings.index(m) + _dodge(i, len(targets)) for m in stats["mapping"]], stats,
+                          target, short(target), targets=targets, linestyle="none")
+            ax.set_xticks(range(len(mappings)), [MAPPINGS.get(m, f"{m}\n(not Table 3.2)") for m in mappings],
+                          fontsize=7)
+            ax.set_ylabel(f"LAMMPS {what} (s)", fontsize=8)
+            ax.set_ylim(bottom=0)
+            ax.grid(axis="y", alpha=0.3)
+            ax.set_title(f"{what.capitalize()} by mapping", fontsize=9)
+        ax_time.set_xlabel("rank-to-core mapping", fontsize=8)
+        for target, part in cases.groupby("target"):
+            med = part.groupby("mapping")[[c for c in ("time_s", "comm_s") if c in part]].median()
+            notes += [f"{target} {MAPPINGS.get(m, m + ' (not Table 3.2)')}: {r.time_s:.2f} s"
+                      + (f" (comm {r.comm_s:.2f} s)" if "comm_s" in med else "") for m, r in med.iterrows()]
+    by_series = series_rows(perf, EXPERIMENT, systems) if targets else {}
+    for i, target in reversed(list(enumerate(targets))):
+        effects = claim_effects(EXPERIMENT, [claim for *_, claim in PAIR_CLAIMS], by_series[target])
+        for x, (first, _, claim) in enumerate(PAIR_CLAIMS):
+            effect = effects.get(claim)
+            if effect is not None:
+                spreads[(target, first)] = effect
+                errorbars(ax_pair, [x + _dodge(i, len(targets) + 1)], pd.DataFrame([effect]), target, short(target),
+                          targets=targets, linestyle="none")
+    paper_line(ax_pair, [_dodge(len(targets), len(targets) + 1) + x for x in range(len(PAIR_CLAIMS))],
+               [2.0] * len(PAIR_CLAIMS), paper_label("Intel cluster, more than 2x (Fig 3.11, a lower bound)"),
+               linestyle="none", marker="^")
+    if not spreads:
+        ax_pair.text(0.5, 0.04, "no Table 3.2 pair measured here", ha="center", fontsize=7,
+                     transform=ax_pair.transAxes)
+    ax_pair.axhline(1.0, color="black", lw=0.6)
+    ax_pair.set_xticks(range(len(PAIR_CLAIMS)), [f"{MAPPINGS[a]} vs {MAPPINGS[b]}" for a, b, _ in PAIR_CLAIMS])
+    ax_pair.set_xlim(-0.5, len(PAIR_CLAIMS) - 0.5)
+    ax_pair.set_ylim(bottom=0)
+    ax_pair.set_ylabel("communication time, slower / faster\nof the pair (ratio)", fontsize=8)
+    ax_pair.set_title("The claims' quantity", fontsize=9)
+    ax_pair.grid(axis="y", alpha=0.3)
+    legend_below(fig, ncol=3)
+    notes += [f"{t} {MAPPINGS[a]} vs its swap: {v['median']:.2f}x ({v['low']:.2f} to {v['high']:.2f}"
+              f"{'' if v['exact'] else ', range'}, n={v['n']})" for (t, a), v in spreads.items()]
     measured = "; ".join(notes) if notes else "no local runs yet"
     return fig, (f"LAMMPS LJ melt on two nodes, ranks dealt round robin and pinned as Table 3.2's mappings "
                  f"(A\u2032: round robin over the cores in order; A: ranks 0 and 2 swapped on machine 1; B: "
                  f"machine 1 in core order 0,2,1,3 and machine 2 in 3,1,2,0; B\u2032: ranks 0 and 6 swapped "
                  f"on machine 1; the quick profile's two cores per node reduce them as the spec says; each "
                  f"rank's binding is checked after the run). Mappings marked 'not Table 3.2' are older "
-                 f"runs' compact or scatter placements in identity or swapped core order. Measured: "
-                 f"{measured}. {CAVEAT} Right: {citation}.")
+                 f"runs' compact or scatter placements in identity or swapped core order. Left and middle: "
+                 f"medians over repeats, n in the legend; {CLAIMS_INTERVAL}. Right: the quantity the claims judge, "
+                 f"per sample the slower of a mapping and its swap over the faster, beside the thesis's 'more than "
+                 f"two-fold' (black triangles: a lower bound, from its text on Fig 3.11). Measured: {measured}. "
+                 f"{CAVEAT} Series: {targets_note(targets)}. Mappings: {citation}.")

@@ -1,4 +1,6 @@
 """Network-induced memory contention, Groves 2017 §2.2 (specs: nimc-stream, nimc-apps)."""
+from matplotlib.patches import Patch
+
 from crosstalk.figures import (
     experiment_cases,
     figure,
@@ -33,7 +35,7 @@ def nimc_table2_4(perf, systems):
     paper, citation = read_paper_csv("groves2017_table2_4_stream_nimc.csv")
     fig, (ax_local, ax_pct) = plt.subplots(1, 2, figsize=(11, 4.8), gridspec_kw={"width_ratios": [1, 1.3]})
     cases = experiment_cases(perf, "nimc-stream", systems)
-    rows, targets = [], []
+    rows, targets, conditions = [], [], []
     if cases.empty:
         no_data(ax_local, "NiMC STREAM")
     else:
@@ -50,17 +52,19 @@ def nimc_table2_4(perf, systems):
             for j, (load, alpha) in enumerate((("off", 0.45), ("max", 1.0))):
                 st = stats[load].iloc[0]
                 x = i + (j - 0.5) * 0.4
-                bars = ax_local.bar(x, st["median"] / 1000, 0.38, alpha=alpha, **bar_style(target, targets))
+                ax_local.bar(x, st["median"] / 1000, 0.38, alpha=alpha, **bar_style(target, targets))
                 ax_local.errorbar(x, st["median"] / 1000, yerr=[[(st["median"] - st["low"]) / 1000],
                                                                  [(st["high"] - st["median"]) / 1000]],
                                   color="black", capsize=3, lw=0.8)
                 if i == 0:
-                    bars.set_label({"off": "alone (light)", "max": "unpaced injection (full)"}[load])
+                    conditions = conditions or [(Patch(facecolor="#495057", alpha=a), text) for a, text in
+                                                ((0.45, "light: alone"), (1.0, "full: unpaced injection"))]
             alone, loaded = stats["off"].iloc[0], stats["max"].iloc[0]
             rows.append((target, how, 100 * (loaded["median"] - alone["median"]) / alone["median"],
                          100 * (loaded["low"] - alone["high"]) / alone["high"],
                          100 * (loaded["high"] - alone["low"]) / alone["low"], int(min(alone["n"], loaded["n"]))))
-        ax_local.set_xticks(range(len(targets)), [short(t).replace(":", "\n") for t in targets], fontsize=7)
+        ax_local.set_xticks(range(len(targets)), [short(t).replace(" (", "\n(").replace(":", "\n") for t in targets],
+                            fontsize=7)
         ax_local.set_ylabel("Triad bandwidth (GB/s)")
         ax_local.set_title("Measured here: medians, bars min-max", fontsize=9)
         ax_local.set_ylim(bottom=0)
@@ -78,7 +82,7 @@ def nimc_table2_4(perf, systems):
     ax_pct.axvline(0, color="black", lw=0.6)
     ax_pct.set_xlabel("Triad change under injection (%)")
     ax_pct.set_title("The change, beside the paper's machines", fontsize=9)
-    legend_below(fig, ncol=3)
+    legend_below(fig, ncol=3, keys=conditions)
     measured = "; ".join(f"{t}{how}: {pct:+.0f} % (from {low:+.0f} to {high:+.0f} %, n={n})"
                          for t, how, pct, low, high, n in rows)
     return fig, ("STREAM Triad (rate from the average Triad time, as Groves 2017 §2.2.4; '(best rate)': a "

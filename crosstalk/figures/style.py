@@ -121,19 +121,33 @@ def tag(artists, gid):
     return artists
 
 
-def errorbars(ax, x, stats, target, label=None, scale=1.0, index=None, targets=(), **kw):
+def errorbars(ax, x, stats, target, label=None, scale=1.0, index=None, targets=(), horizontal=False, **kw):
     """The medians of ``stats`` (summarise()'s median/low/high/n) at ``x`` with their interval as
-    error bars, in the target's style; the label gets n (the largest of the points)."""
+    error bars, in the target's style; the label gets n (the largest of the points). Where
+    ``stats`` has ``exact`` (summarise(..., interval="claims")), a point without the claims'
+    interval gets its range as a dotted, uncapped bar. ``horizontal``: the medians on the x axis,
+    ``x`` the rows."""
     style = {**series(target, index, targets), **kw}
     gid = style.pop("gid")
     med = np.asarray(stats["median"], dtype=float) / scale
     low = np.asarray(stats["low"], dtype=float) / scale
     high = np.asarray(stats["high"], dtype=float) / scale
-    yerr = np.vstack([np.clip(med - low, 0, None), np.clip(high - med, 0, None)])
+    err = np.vstack([np.clip(med - low, 0, None), np.clip(high - med, 0, None)])
+    exact = np.asarray(stats["exact"], dtype=bool) if "exact" in stats else np.ones(med.size, dtype=bool)
     if label is not None and "n" in stats:
         label = with_n(label, max(stats["n"]) if len(stats["n"]) else 0)
-    container = ax.errorbar(x, med, yerr=yerr, capsize=3, elinewidth=1, label=label, **style)
-    return tag(container, gid)
+
+    def bars(err, **more):
+        where = {"xerr": err} if horizontal else {"yerr": err}
+        xy = (med, x) if horizontal else (x, med)
+        return tag(ax.errorbar(*xy, **where, elinewidth=1, **more), gid)
+    container = bars(np.where(exact, err, np.nan), capsize=3, label=label, **style)
+    if not exact.all():
+        rough = bars(np.where(exact, np.nan, err), fmt="none", capsize=0, color=style["color"],
+                     zorder=style["zorder"])
+        for lines in rough.lines[2]:
+            lines.set_linestyle(":")
+    return container
 
 
 def paper_line(ax, x, y, label, **kw):
@@ -147,10 +161,11 @@ def paper_bars(ax, x, heights, width, label=None, horizontal=False, **kw):
     return tag(bars, "paper")
 
 
-def legend_below(fig, axes=None, ncol=3, fontsize=7):
+def legend_below(fig, axes=None, ncol=3, fontsize=7, keys=()):
     """One legend for the figure, below the panels (a legend in a panel hides data): the distinct
-    labels of ``axes`` (all of the figure's by default), the user's series first. Lays out the
-    figure (tight_layout) with room for it."""
+    labels of ``axes`` (all of the figure's by default), the user's series first, then ``keys``
+    ((handle, label) pairs saying what a marker or line style means). Lays out the figure
+    (tight_layout) with room for it."""
     axes = list(fig.axes if axes is None else axes)
     seen = {}
     for ax in axes:
@@ -160,6 +175,9 @@ def legend_below(fig, axes=None, ncol=3, fontsize=7):
         fig.tight_layout()
         return None
     labels = sorted(seen, key=lambda label: ROLE_ORDER.get(gid_of(seen[label]), 1))    # stable: drawn order
+    for handle, label in keys:
+        seen[label] = handle
+        labels.append(label)
     ncol = max(1, min(ncol, len(labels)))
     rows = math.ceil(len(labels) / ncol)
     height = fig.get_figheight()

@@ -39,6 +39,23 @@ def bootstrap_ci(x, stat=np.median, confidence=0.95, n_boot=2000, seed=0):
     return float(np.percentile(boots, tail)), float(np.percentile(boots, 100 - tail))
 
 
+#: Samples a mean's bootstrap interval needs (:func:`mean_interval`).
+MEAN_INTERVAL_LEAST = 5
+
+
+def mean_interval(x, confidence):
+    """``(mean, low, high)``: the BCa bootstrap interval of the mean (seeded; the queue-model
+    claim's, crosstalk.claims.fits); None bounds with fewer than MEAN_INTERVAL_LEAST samples."""
+    a = np.asarray(x, dtype=float)
+    if a.size < MEAN_INTERVAL_LEAST:
+        return float(a.mean()), None, None
+    if np.ptp(a) == 0:             # every sample the same: the bootstrap has nothing to vary
+        return float(a[0]), float(a[0]), float(a[0])
+    ci = stats.bootstrap((a,), np.mean, confidence_level=confidence, n_resamples=2000,
+                         method="BCa", random_state=0).confidence_interval
+    return float(a.mean()), float(ci.low), float(ci.high)
+
+
 def summarise(x, confidence=0.95, seed=0):
     a = _values(x)
     low, high = bootstrap_ci(a, confidence=confidence, seed=seed)

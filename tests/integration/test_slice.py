@@ -57,12 +57,12 @@ def test_run_leaves_report_perflogs_and_provenance(stream_run):
 
 
 def test_report_has_the_stream_figure(stream_run, slice_env):
-    crosstalk("report", env=slice_env)
+    crosstalk("report", "--svg", env=slice_env)        # SVG besides PNG, linked, when asked for
     results = stream_run.parents[2]
     page = (results / "local" / "report.html").read_text()
     png = results / "figures" / "stream_triad.png"      # drawn once, shown by every page
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (results / "figures" / "stream_triad.svg").exists()
+    assert (results / "figures" / "stream_triad.svg").exists() and "../figures/stream_triad.svg" in page
     assert "../figures/stream_triad.png" in page and "Table 2.4" in page
     assert "triad_bw" in page and "StreamTriad" in page
     assert (results / "report.html").exists() and (results / "table.parquet").exists()

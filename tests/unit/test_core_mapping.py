@@ -135,8 +135,11 @@ def test_the_figures_draw_the_thesis_names_and_keep_older_runs_apart():
     perf = pd.DataFrame(new + old + lammps)
     fig, caption = narayanaswamy_fig3_1(perf, None)
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert ticks == ["0", "1", "interrupt core", "other core of its socket"]
+    # the thesis's Intel cores 0-3 on the same axis
+    assert ticks == ["0", "1", "2", "3", "interrupt core", "other core of its socket"]
     assert "ping-pong, older runs core 0: 1.200" in caption and "streaming core irq: 2.000" in caption
+    # the claim's quantity with the claim's own operands: the sibling over the interrupt core
+    assert "other core of its socket / interrupt core: 1.50" in caption
     plt.close(fig)
     fig, caption = narayanaswamy_table3_2(perf, None)
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]

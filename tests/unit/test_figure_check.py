@@ -6,7 +6,11 @@ measured of a legible figure (issue 41):
 - no legend over plotted data points (its window extent against the points' display positions);
 - no text outside the figure (every visible text's window extent inside the figure's);
 - no axis whose range an example sets while the user's data (with the paper's on the same axes)
-  spans less than a tenth of it.
+  spans less than a tenth of it;
+- no tick label over its neighbour (labels short enough for their axis);
+- every series in a legend (the user's and the examples') says its n;
+- the paper's numbers on the axes (an artist of role ``paper``) wherever local series are drawn,
+  but in the figures of :data:`NO_PAPER_NUMBERS`, which say why.
 
 Each rule is also shown to fail on a small figure made to break it, so the check is tested too."""
 import numpy as np
@@ -18,7 +22,7 @@ from matplotlib.patches import Rectangle
 from crosstalk import examples_root
 from crosstalk.analysis.collect import collect
 from crosstalk.figures import FIGURES, plt
-from crosstalk.figures.style import MAX_SERIES
+from crosstalk.figures.style import MAX_SERIES, gid_of
 
 # -- the check ----------------------------------------------------------------------------------
 
@@ -156,7 +160,55 @@ def range_set_by_another(fig):
     return problems
 
 
-CHECKS = (too_many_series, legend_over_data, text_outside, range_set_by_another)
+def tick_labels_overlap(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.axison:
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [tick.label1 for tick in axis._update_ticks()
+                      if tick.get_visible() and tick.label1.get_visible() and tick.label1.get_text().strip()]
+            boxes = [label.get_window_extent(renderer) for label in labels]
+            problems += [f"panel {i}: tick label {a.get_text()[:30]!r} over {b.get_text()[:30]!r}"
+                         for a, b, box_a, box_b in zip(labels, labels[1:], boxes, boxes[1:]) if box_a.overlaps(box_b)]
+    return problems
+
+
+def _legend_entries(fig):
+    """(label, role) of every legend entry the panels give."""
+    entries = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, gid_of(handle))
+    return entries
+
+
+def series_without_n(fig):
+    return [f"legend entry {label!r} gives no n" for label, role in _legend_entries(fig).items()
+            if role in ("user", "example") and "n=" not in label]
+
+
+#: Figures that draw local series without the paper's numbers on their axes, and why.
+NO_PAPER_NUMBERS = {
+    "rmamt_mpis": "Groves compares the MPI implementations by message rate (the six-neighbour halo "
+                  "exchange), which two ranks cannot form; his bandwidth and latency points are in rmamt_threads",
+}
+
+
+def _roles(fig):
+    return {artist.get_gid() for ax in fig.axes for artist in [*ax.lines, *ax.collections, *ax.patches]}
+
+
+def paper_numbers_missing(fig):
+    roles = _roles(fig)
+    return ["local series drawn without the paper's numbers on the axes"] \
+        if roles & {"user", "example"} and "paper" not in roles else []
+
+
+CHECKS = (too_many_series, legend_over_data, text_outside, range_set_by_another, tick_labels_overlap,
+          series_without_n)
 
 
 def check(fig):
@@ -180,6 +232,7 @@ def test_every_figure_passes_the_check(tables, which, fig_id):
     fig, caption = FIGURES[fig_id](tables[which], None)
     try:
         assert check(fig) == []
+        assert fig_id in NO_PAPER_NUMBERS or paper_numbers_missing(fig) == []
         assert caption
     finally:
         plt.close(fig)
@@ -247,4 +300,37 @@ def test_an_axis_an_example_sets_while_the_users_data_is_flat_fails():
     ax.plot([0, 1, 2], [0, 20, 40], gid="paper")
     ax.plot([0, 1, 2], [0, 10, 30], gid="example")
     assert not range_set_by_another(fig)
+    plt.close(fig)
+
+
+def test_tick_labels_over_each_other_fail():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xticks(range(3), ["a platform's long name:partition", "another platform's name:partition", "c"])
+    assert tick_labels_overlap(fig)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xticks(range(3), ["a", "b", "c"])
+    assert not tick_labels_overlap(fig)
+    plt.close(fig)
+
+
+def test_a_series_without_its_n_fails_and_a_key_or_the_paper_need_none():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="mine", gid="user")
+    assert series_without_n(fig)
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="mine (n=5)", gid="user")
+    ax.plot([0, 1], [1, 2], label="paper: a machine", gid="paper")
+    ax.plot([0, 1], [2, 3], label="open: isolated")
+    assert not series_without_n(fig)
+    plt.close(fig)
+
+
+def test_local_series_without_the_papers_numbers_fail():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], gid="user")
+    assert paper_numbers_missing(fig)
+    ax.plot([0, 1], [1, 2], gid="paper")
+    assert not paper_numbers_missing(fig)
     plt.close(fig)

@@ -46,6 +46,8 @@ def test_a_victims_impact_is_the_median_of_each_rounds_ci_in_its_job():
     from crosstalk.figures.gpcnet import victim_impact
     paired = pd.DataFrame({"victim_load": ["incast"] * 3, "victim_time_s": [15.0, 22.0, 60.0],
                            "victim_time_s_alone": [10.0, 20.0, 30.0]})
-    assert victim_impact(paired) == (1.5, 20.0, 22.0, "3 paired rounds")
+    impact = victim_impact(paired)
+    assert impact["paired"] and (impact["median"], impact["low"], impact["high"], impact["n"]) == (1.5, 1.1, 2.0, 3)
     old = pd.DataFrame({"victim_load": ["off", "off", "incast"], "victim_time_s": [10.0, 12.0, 13.2]})
-    assert victim_impact(old) == (13.2 / 11.0, 11.0, 13.2, "2/1")
+    impact = victim_impact(old)
+    assert not impact["paired"] and impact["median"] == 13.2 / 11.0 and impact["n"] == 1

@@ -57,7 +57,7 @@ def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, drawn,
     ids = figure_ids()
     assert sorted(drawn["drew"]) == sorted(ids)
     first = drawn["files"]
-    assert len(first) == 3 * len(ids)
+    assert len(first) == 2 * len(ids)           # PNG and caption: SVG only when asked for
     copy_of(drawn, tmp_path)
     for path in tmp_path.iterdir():      # Snakemake removes a job's outputs before it runs
         if path.is_file():
@@ -116,3 +116,23 @@ def test_a_drawing_not_shown_is_removed_once_old(perf, drawn, tmp_path, monkeypa
     monkeypatch.setattr(figurecache, "UNUSED_GRACE_S", 0)
     figurecache.draw_figures(stream, [], tmp_path, ids)
     assert len(list((tmp_path / ".cache" / ids[0]).glob("*.done"))) == 1    # only the one shown
+
+
+def test_svg_only_when_asked_for_and_a_drawing_kept_without_it_is_drawn_again(perf, tmp_path):
+    ids = figure_ids()[:2]
+    figurecache.draw_figures(perf, [], tmp_path, ids)
+    assert not list(tmp_path.glob("*.svg"))
+    # asked for SVG: the kept drawings lack it, so both are drawn again, with the same PNG bytes
+    png = {fig: (tmp_path / f"{fig}.png").read_bytes() for fig in ids}
+    assert sorted(figurecache.draw_figures(perf, [], tmp_path, ids, svg=True)) == sorted(ids)
+    assert all((tmp_path / f"{fig}.svg").read_bytes().startswith(b"<?xml") for fig in ids)
+    assert {fig: (tmp_path / f"{fig}.png").read_bytes() for fig in ids} == png
+    # the drawings with SVG serve a report without it (and no older SVG is left shown)
+    assert figurecache.draw_figures(perf, [], tmp_path, ids) == []
+    assert not list(tmp_path.glob("*.svg"))
+    assert figurecache.draw_figures(perf, [], tmp_path, ids, svg=True) == []
+
+
+def test_a_figures_key_covers_the_specs_whose_claims_it_draws():
+    names = {p.name for p in figurecache.drawing_inputs()}
+    assert {"core-mapping.yaml", "energy.yaml"} <= names and "judge.py" in names

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from crosstalk.analysis.figurecache import SUFFIXES as FIGURE_SUFFIXES, drawing_inputs
+from crosstalk.analysis.figurecache import drawing_inputs, figure_suffixes
 from crosstalk.analysis.ingest import raw_output_files, run_dirs
 from crosstalk.analysis.workflow import BENCHMARK_PAGES
 from crosstalk.analysis.verdictstore import judging_inputs

@@ -11,7 +11,7 @@ rule figures:
         raw=raw_outputs,
         code=figure_code,
     output:
-        expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=FIGURE_SUFFIXES),
+        expand(f"{RESULTS}/figures/{{figure}}.{{suffix}}", figure=FIGURES, suffix=figure_suffixes(SVG)),
     threads: 1
     params:
         workers=workflow.cores,
@@ -19,6 +19,7 @@ rule figures:
         figures=FIGURES,
         figures_dir=lambda wildcards, output: str(Path(output[0]).parent),
         store=FIGURE_STORE,
+        svg=SVG,
     log:
         f"{RESULTS}/logs/figures.log",
     conda:

@@ -24,6 +24,7 @@ rule report:
         figures_dir=lambda wildcards, input: str(Path(input.captions[0]).parent),
         results=lambda wildcards, input: results_dir(input.perf),
         examples=EXAMPLES,
+        svg=SVG,
     log:
         f"{RESULTS}/logs/report.log",
     conda:

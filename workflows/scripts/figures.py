@@ -11,7 +11,7 @@ with open(snakemake.log[0], "w") as log:  # noqa: F821
     redrawn = draw_figures(
         perf, snakemake.params.systems, snakemake.params.figures_dir,  # noqa: F821
         snakemake.params.figures,  # noqa: F821
-        store=snakemake.params.store, workers=snakemake.params.workers,  # noqa: F821
+        store=snakemake.params.store, workers=snakemake.params.workers, svg=snakemake.params.svg,  # noqa: F821
         progress=lambda fig, drew: print(f"{'drew' if drew else 'kept'} {fig}", file=log, flush=True))
     print(f"{len(redrawn)} of {len(snakemake.params.figures)} figures drawn here for "  # noqa: F821
           f"{snakemake.params.systems or 'all systems'} in {time.monotonic() - started:.1f} s",  # noqa: F821

@@ -23,6 +23,6 @@ pages += [Page(Path(out), (system,), errors_in(errors), overview=Path(sm.output.
 captions = {Path(p).name.removesuffix(".caption.txt"): Path(p).read_text().strip() for p in sm.input.captions}
 with open(sm.log[0], "w") as log:
     write_pages(perf, cases, read(Path(sm.input.verdicts)), pages, sm.params.figures_dir, sm.params.results, captions,
-                examples_dir=sm.params.examples, workers=sm.threads,
+                examples_dir=sm.params.examples, workers=sm.threads, svg=sm.params.svg,
                 progress=lambda out: print(f"wrote {out}", file=log, flush=True))
     print(f"{len(pages)} pages in {time.monotonic() - started:.1f} s", file=log)
