@@ -27,6 +27,20 @@ MAPPINGS = {"A": "A", "A_prime": "A\u2032", "B": "B", "B_prime": "B\u2032"}
 PING_PONG_TEST = "CoreBandwidth "
 
 
+
+def claim_ratio_axis(ax, ticks, ylabel, title, empty_note=None):
+    """A panel of a claim's ratio: one tick per compared pair, 1 marked, from 0 up; ``empty_note``
+    said at the bottom where nothing local was measured."""
+    if empty_note:
+        ax.text(0.5, 0.04, empty_note, ha="center", fontsize=7, transform=ax.transAxes)
+    ax.axhline(1.0, color="black", lw=0.6)
+    ax.set_xticks(range(len(ticks)), ticks)
+    ax.set_xlim(-0.5, len(ticks) - 0.5)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+
 def _core_text(value):
     """A core parameter as text: 0, not the 0.0 a column mixing cases without cores makes of it."""
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
@@ -99,16 +113,10 @@ def narayanaswamy_fig3_1(perf, systems):
             ratios[target] = effect
             errorbars(ax_ratio, [1 + _dodge(i, len(targets) + 1)], pd.DataFrame([effect]), target, short(target),
                       targets=targets, linestyle="none")
-    if not ratios:
-        ax_ratio.text(0.5, 0.04, "no local interrupt-core cases (the inventory names none)", ha="center",
-                      fontsize=7, transform=ax_ratio.transAxes)
-    ax_ratio.axhline(1.0, color="black", lw=0.6)
-    ax_ratio.set_xticks([0, 1], [ROLES[r] for r in roles], fontsize=8)
-    ax_ratio.set_xlim(-0.5, 1.5)
-    ax_ratio.set_ylim(bottom=0)
-    ax_ratio.set_ylabel("bandwidth / the interrupt core's (ratio)", fontsize=8)
-    ax_ratio.set_title("The claim's quantity: relative to the interrupt core", fontsize=9)
-    ax_ratio.grid(axis="y", alpha=0.3)
+    claim_ratio_axis(ax_ratio, [ROLES[r] for r in roles], "bandwidth / the interrupt core's (ratio)",
+                     "The claim's quantity: relative to the interrupt core",
+                     None if ratios else "no local interrupt-core cases (the inventory names none)")
+    ax_ratio.tick_params(axis="x", labelsize=8)
     legend_below(fig, ncol=3)
     notes += [f"{t} other core of its socket / interrupt core: {v['median']:.2f} ({v['low']:.2f} to {v['high']:.2f}"
               f"{'' if v['exact'] else ', range'}, n={v['n']})" for t, v in ratios.items()]
@@ -179,16 +187,9 @@ def narayanaswamy_table3_2(perf, systems):
     paper_line(ax_pair, [_dodge(len(targets), len(targets) + 1) + x for x in range(len(PAIR_CLAIMS))],
                [2.0] * len(PAIR_CLAIMS), paper_label("Intel cluster, more than 2x (Fig 3.11, a lower bound)"),
                linestyle="none", marker="^")
-    if not spreads:
-        ax_pair.text(0.5, 0.04, "no Table 3.2 pair measured here", ha="center", fontsize=7,
-                     transform=ax_pair.transAxes)
-    ax_pair.axhline(1.0, color="black", lw=0.6)
-    ax_pair.set_xticks(range(len(PAIR_CLAIMS)), [f"{MAPPINGS[a]} vs {MAPPINGS[b]}" for a, b, _ in PAIR_CLAIMS])
-    ax_pair.set_xlim(-0.5, len(PAIR_CLAIMS) - 0.5)
-    ax_pair.set_ylim(bottom=0)
-    ax_pair.set_ylabel("communication time, slower / faster\nof the pair (ratio)", fontsize=8)
-    ax_pair.set_title("The claims' quantity", fontsize=9)
-    ax_pair.grid(axis="y", alpha=0.3)
+    claim_ratio_axis(ax_pair, [f"{MAPPINGS[a]} vs {MAPPINGS[b]}" for a, b, _ in PAIR_CLAIMS],
+                     "communication time, slower / faster\nof the pair (ratio)", "The claims' quantity",
+                     None if spreads else "no Table 3.2 pair measured here")
     legend_below(fig, ncol=3)
     notes += [f"{t} {MAPPINGS[a]} vs its swap: {v['median']:.2f}x ({v['low']:.2f} to {v['high']:.2f}"
               f"{'' if v['exact'] else ', range'}, n={v['n']})" for (t, a), v in spreads.items()]
