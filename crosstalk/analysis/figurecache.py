@@ -50,6 +50,14 @@ def figure_rows(perf, experiment, systems):
     return rows
 
 
+def user_platforms(perf, systems):
+    """The user's platforms a report of ``systems`` (None: all) shows, sorted."""
+    rows = perf[perf.origin == "user"]
+    if systems:
+        rows = rows[rows.system.isin(systems)]
+    return sorted(rows["platform"].dropna().unique())
+
+
 def rows_key(rows, code_digest):
     import pandas as pd
     digest = hashlib.sha256(code_digest.encode())
@@ -73,8 +81,10 @@ class _Entry:
     def done(self):
         return self.path("done").exists() and all(self.path(suffix).exists() for suffix in self.suffixes)
 
-    def draw(self, rows, systems):
+    def draw(self, rows, systems, platforms=()):
         from crosstalk.figures import draw  # matplotlib only in the process that draws
+        from crosstalk.figures.style import assign_colours
+        assign_colours(platforms)
         self.path("done").unlink(missing_ok=True)
         svg = self.path(SVG) if SVG in self.suffixes else None
         caption = draw(self.fig, rows, systems, self.path("png"), svg)
@@ -99,6 +109,10 @@ def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, wor
     shown.mkdir(parents=True, exist_ok=True)
     store = Path(store) if store else shown
     experiments, code = figure_experiments(), files_digest(drawing_inputs())
+    # every figure colours the report's user platforms alike (style.assign_colours), so a drawing
+    # is kept only for the same platforms
+    platforms = user_platforms(perf, systems)
+    code += "\n" + "\n".join(platforms)
     # the figures of one experiment read the same rows: selected and hashed once
     of_experiment = {exp: figure_rows(perf, exp, systems) for exp in {experiments[fig] for fig in fig_ids}}
     keys = {exp: rows_key(rows, code) for exp, rows in of_experiment.items()}
@@ -121,7 +135,7 @@ def draw_figures(perf, systems, out_dir, fig_ids, progress=None, store=None, wor
         import crosstalk.figures  # noqa: F401  (imported once, before the fork)
 
     def draw(fig):
-        entries[fig].draw(rows[fig], systems)
+        entries[fig].draw(rows[fig], systems, platforms)
         return fig
 
     for fig in forked_map(draw, redrawn, workers):

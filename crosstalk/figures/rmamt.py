@@ -6,6 +6,8 @@ points sit at T times the total of their one-thread points: they are drawn as se
 labelled "per-thread sizes", never pooled with the total-size ones. Our operation rate (``op_rate``,
 two ranks) is not Groves' message rate (the SMB halo exchange with six neighbours) and is not drawn
 beside his figures."""
+import textwrap
+
 import pandas as pd
 
 from crosstalk.analysis.ingest import NO_ENVIRON
@@ -25,13 +27,23 @@ def sizes_note(sizes):
 
 
 def threads_label(cases):
-    """The thread axis's label, saying what a message size was in the series drawn."""
+    """The thread axis's label, saying what a message size was in the series drawn (wrapped to a
+    panel's width: the next panel's label sits beside it)."""
     kinds = set(cases["sizes"])
     if kinds == {"total"}:
-        return "Threads (the total message size split over them)"
-    if "total" not in kinds:
-        return "Threads (each moving the whole message size: per-thread sizes)"
-    return "Threads (the total message size split over them; per thread where marked)"
+        label = "Threads (the total message size split over them)"
+    elif "total" not in kinds:
+        label = "Threads (each moving the whole message size: per-thread sizes)"
+    else:
+        label = "Threads (the total message size split over them; per thread where marked)"
+    return "\n".join(textwrap.wrap(label, 40))
+
+
+def series_label(target, targets, sizes):
+    """A series' legend label: its place, its MPI where the place has several, its sizes' axis."""
+    several = sum(short(t) == short(target) for t in targets) > 1
+    environ = f" {str(target).rpartition('+')[2]}" if several and "+" in str(target) else ""
+    return f"{short(target)}{environ}{sizes_note(sizes)}"
 
 
 def rmamt_cases(perf, systems):
@@ -107,7 +119,7 @@ def rmamt_threads(perf, systems):
                 for target in reversed(targets):            # the user's drawn last, on top
                     part = cases[(cases.target == target) & (cases.op == op) & (cases.sync == sync)]
                     for sizes, sub in part.groupby("sizes"):
-                        label = f"{short(target)}{sizes_note(sizes)}"
+                        label = series_label(target, targets, sizes)
                         bw = _series_stats(sub, "bandwidth")
                         one = bw.loc[bw["threads"] == 1, "median"]
                         if len(one) and one.iloc[0] > 0:
@@ -130,7 +142,7 @@ def rmamt_threads(perf, systems):
                     ax.tick_params(labelsize=7)
             row[0].set_ylabel("bandwidth / 1-thread\nbandwidth (ratio)", fontsize=8)
             row[len(ops)].set_ylabel("median epoch\nlatency (us)", fontsize=8)
-        axes[-1][0].set_xlabel(threads_label(cases), fontsize=8, loc="left")
+        axes[-1][0].set_xlabel(threads_label(cases), fontsize=8)
         legend_below(fig, ncol=3)
     return fig, ("Multithreaded MPI one-sided communication (xt-rmamt, 2 ranks on 2 nodes, threads created "
                  "once), a row per synchronisation: left columns, bandwidth at the largest total message size relative "

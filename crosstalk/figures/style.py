@@ -1,15 +1,15 @@
 """The one style of every figure: who is the subject, who is context, and how the papers look.
 
 - **The user's platforms** are the subject: drawn last (on top) and first in legends, in strong
-  colours, one colour per platform in every figure (:func:`colour`: the platform's name hashed into
-  :data:`PALETTE`, so a platform keeps its colour whatever else a figure shows).
+  colours, one colour per platform in every figure of a report (:func:`assign_colours`: each
+  platform's name hashed into :data:`PALETTE`, the next free colour where two collide).
 - **The shipped examples** (a platform ending in ``(example)``, origin ``example``) are context:
   light grey (:data:`EXAMPLE`), thin, underneath, never in the user's colours.
 - **The papers' numbers**: black, open markers, dashed lines (:data:`PAPER`), labelled with the
   paper's machine (:func:`paper_label`); modelled values say so in their label.
 
 Every artist a helper draws carries its role as ``gid`` (``user``, ``example``, ``paper``), which
-the figure check (tests/unit/test_figure_check.py) reads. Legends go below the panels
+the figure check (tests/figure_check.py) reads. Legends go below the panels
 (:func:`legend_below`), never over data; :func:`focus` keeps an example's outlier from setting an
 axis the user's data would be lost in.
 """
@@ -29,7 +29,7 @@ PAPER = {"color": "black", "marker": "o", "markerfacecolor": "white", "markeredg
 PAPER_BAR = {"facecolor": "white", "edgecolor": "black", "hatch": "///", "linewidth": 0.8}
 #: Markers telling apart several series of one platform in one panel (partitions, environments).
 MARKERS = "osD^v<>"
-#: Series per panel the figure check allows (tests/unit/test_figure_check.py).
+#: Series per panel the figure check allows (tests/figure_check.py).
 MAX_SERIES = 8
 
 
@@ -47,11 +47,37 @@ def role(target):
     return "example" if is_example(target) else "user"
 
 
+#: The colour of each of the report's platforms (:func:`assign_colours`).
+_ASSIGNED = {}
+
+
+def _slot(platform):
+    return zlib.crc32(platform.encode()) % len(PALETTE)
+
+
+def assign_colours(platforms):
+    """Give the report's user platforms colours of their own, the same in every figure: each takes
+    its name's hashed colour, or the next free one where an earlier platform (alphabetically) has
+    it, so that a new platform seldom moves another's colour. Beyond :data:`PALETTE`'s eight,
+    colours repeat. Returns ``{platform: colour}``."""
+    taken, assigned = set(), {}
+    for platform in sorted(set(platforms)):
+        free = [i for i in range(len(PALETTE)) if i not in taken] or list(range(len(PALETTE)))
+        slot = min(free, key=lambda i: (i - _slot(platform)) % len(PALETTE))
+        taken.add(slot)
+        assigned[platform] = PALETTE[slot]
+    _ASSIGNED.clear()
+    _ASSIGNED.update(assigned)
+    return assigned
+
+
 def colour(target):
-    """The colour of a target's platform, the same in every figure: light grey for an example."""
+    """The colour of a target's platform, the same in every figure: light grey for an example;
+    a platform :func:`assign_colours` was not given takes its hashed colour."""
     if is_example(target):
         return EXAMPLE
-    return PALETTE[zlib.crc32(platform_of(target).encode()) % len(PALETTE)]
+    platform = platform_of(target)
+    return _ASSIGNED.get(platform) or PALETTE[_slot(platform)]
 
 
 def short(target, width=28):

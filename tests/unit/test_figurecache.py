@@ -136,3 +136,16 @@ def test_svg_only_when_asked_for_and_a_drawing_kept_without_it_is_drawn_again(pe
 def test_a_figures_key_covers_the_specs_whose_claims_it_draws():
     names = {p.name for p in figurecache.drawing_inputs()}
     assert {"core-mapping.yaml", "energy.yaml"} <= names and "judge.py" in names
+
+
+def test_another_user_platform_in_the_report_redraws_with_its_colours(perf, tmp_path):
+    """Every figure colours the report's user platforms alike (style.assign_colours): a drawing is
+    kept for the same platforms only, even where the figure's own rows did not change."""
+    fig = "stream_triad"
+    assert figure_experiments()[fig] == "stream"
+    stream = perf[perf.experiment == "stream"].assign(origin="user", platform="site@00000001")
+    elsewhere = perf[perf.experiment == "energy"].assign(origin="user", platform="site@00000002")
+    assert not stream.empty and not elsewhere.empty
+    assert figurecache.draw_figures(stream, [], tmp_path, [fig]) == [fig]
+    assert figurecache.draw_figures(stream, [], tmp_path, [fig]) == []
+    assert figurecache.draw_figures(pd.concat([stream, elsewhere]), [], tmp_path, [fig]) == [fig]
