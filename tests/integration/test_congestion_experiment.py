@@ -5,7 +5,7 @@ incast congestor (4 hosts x 2 endpoints; the spec's seed puts the canaries on tw
 incast root beside one of them, so incast traffic queues in that canary host's shaped ingress
 link), and the LAMMPS victim isolated and under a Put incast into its first node. Each canary job
 pairs its isolated and congested phases over the spec's rounds (reported values are medians over
-them; the tidy table has a row per round), and the shared run's three ReFrame sessions interleave
+them; the tidy table has a row per round), and the shared run's ReFrame sessions interleave
 the cases in time, so a burst of load from other engineers' jobs on the shared machine cannot fake
 or hide the effect. A case whose links another run restored meanwhile fails its sanity check and
 is retried (--max-retries).
@@ -47,7 +47,7 @@ def _samples(perf, metric, test="CongestionCanary", **params):
 
 @pytest.mark.root
 @pytest.mark.cluster
-def test_every_case_passed_three_times(congestion_run):
+def test_every_case_passed_in_every_session(congestion_run):
     _, _, perf, cases, _ = congestion_run
     ran = [c for c in cases if c["result"] == "pass"]
     assert len(ran) == len(cases) and len(ran) >= SESSIONS

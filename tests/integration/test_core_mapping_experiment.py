@@ -1,5 +1,5 @@
 """E7 core mapping for real on the virtual cluster (the shared run, tests/shared_run.py: quick
-profile, partition vcluster:mpi, three sessions).
+profile, partition vcluster:mpi, every session).
 
 Checked: every numbered core and every Table 3.2 mapping ran, the interrupt-core roles were
 skipped as not applicable (the inventory names no interrupt core: a veth raises none), each rank

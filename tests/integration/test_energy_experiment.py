@@ -1,6 +1,6 @@
 """E6 energy for real on the virtual cluster: LAMMPS on two nodes under link width 4X/2X/1X and 1/8.
 
-The shared run's three ReFrame sessions (tests/shared_run.py) interleave the link cases in time and
+The shared run's ReFrame sessions (tests/shared_run.py) interleave the link cases in time and
 medians are compared, so a burst of load from other jobs on the shared machine cannot fake or hide
 the effect; inside each
 narrower link's job every round is measured at the next wider link too (a pair per round). Each case
@@ -45,7 +45,7 @@ def test_cases_complete_and_cpufreq_skipped_with_reason(energy_run):
     assert proc.returncode == 0 and not failed, "; ".join(failed) or proc.stdout[-3000:]
     ran = [c for c in cases if c["result"] == "pass"]
     skipped = [c for c in cases if c["result"] == "skip"]
-    # 4 link cases x 3 sessions ran; the frequency cases were skipped, each with a reason.
+    # 4 link cases ran in every session; the frequency cases were skipped, each with a reason.
     assert sorted(_params(c)["link"] for c in ran) == sorted(["4X", "2X", "1X", "inj8"] * SESSIONS)
     assert all(_params(c)["cpu_freq"] == "default" for c in ran)
     assert len(skipped) == 4 * SESSIONS and all(_params(c)["cpu_freq"] != "default" for c in skipped)
@@ -82,7 +82,7 @@ def test_time_at_1x_not_below_4x(energy_run):
     def times(link):
         return [r["value"] for r in perf if r["metric"] == "time_s" and _params(r)["link"] == link]
 
-    # Three interleaved sessions; a case another job disturbed (links changed) is left out, and
+    # Interleaved sessions; a case another job disturbed (links changed) is left out, and
     # at least two valid samples of each side are needed for a median worth comparing.
     assert len(times("4X")) >= 2 and len(times("1X")) >= 2, (times("4X"), times("1X"))
     # Physics: a quarter of the link rate cannot make LAMMPS' halo exchange faster.

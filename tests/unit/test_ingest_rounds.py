@@ -204,3 +204,17 @@ def test_sides_judged_apart_are_read_where_both_were_measured():
     # canary: rounds 1-2 of mpi and extra (round 0's zero isolated time is no sample, slurm has no
     # victim): 4 values of 100; victim: 1.2 x 3 and 1.5 x 3
     assert group["n"] == 4 and group["estimate"] == pytest.approx(1.35 / 100)
+
+
+def test_a_reference_is_calibrated_from_every_run_given(tmp_path):
+    """Runs given together are pooled: each contributes its values, and each is recorded."""
+    import yaml
+
+    from crosstalk.analysis.references import calibrate
+    first = with_rounds(tmp_path / "a", {"triad_bw": [3.0, 1.0, 2.0]})
+    second = tmp_path / "b" / "local" / "runs" / f"{RUN.name}-again"
+    shutil.copytree(first, second)
+    (path,) = calibrate("local", [first, second], out_dir=tmp_path / "refs")
+    calibration = yaml.safe_load(path.read_text())["crosstalk_calibration"]["StreamTriad"]
+    assert calibration["values_per_reference"] == 2 * 5
+    assert sorted(calibration["runs"]) == sorted([str(first), str(second)])
