@@ -43,6 +43,12 @@ def build_parser(argv=None):
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
+    if argv and argv[0] == command and command not in COMMAND_MODULES:
+        # An unknown command first: argparse refuses it before it reads anything else, and its
+        # message needs only the names, so no module is imported (a bad command answers at once).
+        for name in COMMAND_MODULES:
+            sub.add_parser(name)
+        return parser
     modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else COMMAND_MODULES.values()
     for name in dict.fromkeys(modules):
         importlib.import_module(name).register(sub)

@@ -9,6 +9,14 @@ from pathlib import Path
 ERRORS_NAME = "collect-errors.txt"
 
 
+# here, not in crosstalk.analysis.report: `crosstalk compare` prints numbers without importing the report
+def format_number(value):
+    """Readable numbers: thousands grouped, small ones with 4 significant digits."""
+    if value != value:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def tell_skipped(errors, results_dir=None):
     """Each broken run's one line on stderr and, given the results directory it was collected
     from, in its ERRORS_NAME (written whole, then renamed: a reader never sees half of it)."""

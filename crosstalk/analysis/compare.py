@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from crosstalk.analysis import tell_skipped
+from crosstalk.analysis import format_number, tell_skipped
 from crosstalk.argtypes import number
 from crosstalk.errors import CrosstalkError, InputError
 
@@ -45,10 +45,9 @@ def load_values(source, errors=None):
     if path.suffix == ".parquet" and path.is_file():
         return _read_table(path)
     if (path / "report.json").exists():
-        import pandas as pd
-
         from crosstalk.analysis.ingest import PERF_COLUMNS, load_run
         perf, _ = load_run(path)
+        import pandas as pd  # after the run is read: a broken run is one line at once
         return pd.DataFrame(perf, columns=PERF_COLUMNS)
     if (path / "runs").is_dir():
         from crosstalk.analysis.collect import collect
@@ -133,7 +132,6 @@ def _cmd_compare(args):
     results = compare_tables(baseline, candidate, args.alpha, args.min_effect)
     if not results:
         raise InputError(args.candidate, None, "no test case and metric in common with the baseline")
-    from crosstalk.analysis.report import format_number
     print(f"{'verdict':<18} {'effect':>8} {'p':>8}  {'baseline':>10} {'candidate':>10}  metric / case")
     for r in sorted(results, key=lambda r: (r["verdict"] != "regression", r["test"])):
         p = "-" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3g}"

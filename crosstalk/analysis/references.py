@@ -74,10 +74,9 @@ def thresholds(reference, tol, better):
 def _run_rows(run_dir):
     """A run's values as ReFrame checks them against a reference (a case's rounds count once,
     as their median); InputError for a broken run or one that recorded no hardware."""
-    import pandas as pd
-
     from crosstalk.analysis.ingest import PERF_COLUMNS, load_run, reported
     perf, _ = load_run(run_dir)
+    import pandas as pd  # after the run is read: a broken run is one line at once
     perf = reported(pd.DataFrame(perf, columns=PERF_COLUMNS)).to_dict("records")
     if any(r["host_class"] == "unknown" for r in perf):
         raise InputError(Path(run_dir) / "provenance.json", "host_class",

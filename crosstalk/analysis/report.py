@@ -9,6 +9,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from crosstalk.analysis import format_number
 from crosstalk.analysis.ingest import NO_ENVIRON, load_provenance, platform_of, target_of
 from crosstalk.analysis.workflow import BENCHMARK_PAGES
 from crosstalk.bibliography import bibliography, citation
@@ -19,13 +20,6 @@ from crosstalk.specs import all_specs
 from crosstalk.vcluster.balance import describe as describe_balance
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-def format_number(value):
-    """Readable numbers: thousands grouped, small ones with 4 significant digits."""
-    if value != value:
-        return "-"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def _reference_text(ref, lo, hi):

@@ -320,7 +320,6 @@ def resume(run_id, out=sys.stdout):
 def more(run_id, budget_s, out=sys.stdout):
     """One more stage of run ``run_id``: the cases of its inconclusive claims measured again within
     ``budget_s`` seconds (one more look at its data: crosstalk.claims.plan)."""
-    from crosstalk.run.secondstage import run_second_stage
     found = resume_mod.find_run(run_id, "--more")
     state = runstatus.read(found)["state"]
     if state == "running" or (state == "interrupted" and not stage_interrupted(found)):
@@ -330,6 +329,8 @@ def more(run_id, budget_s, out=sys.stdout):
     if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
         raise InputError(run_dir / "provenance.json", "looks", f"{looks!r} is not a count of looks (1 or more)")
     partitions = _partition_names(description, prov.get("targets") or [description["name"]])
+    # pandas and the claims only once the run is known good: a bad --more is one line at once
+    from crosstalk.run.secondstage import run_second_stage
     with _locked(session, f"crosstalk run --more {run_id}"):
         stage = run_second_stage(session, run_dir, partitions, budget_s, out, looks=looks + 1)
     state = stage[1] if stage else runstatus.read(run_dir)["state"]
