@@ -6,9 +6,10 @@ Each experiment's test module once ran its own ``crosstalk run`` of its part of 
 shared virtual cluster's mpirun partition, in two ReFrame sessions (``--reruns 1``) so that every
 case is measured twice, interleaved in time with all the others: a burst of load from the
 machine's other work hits every case of a session, not all repeats of one case. Two sessions, not
-three: each reading test's margin holds for the mean of two jobs (see the tests; the effects are 2-300x
-where they are asserted as directions), and a third session cost about 200 s of the suite. Tests that change a
-run (interrupt, resume, time limits, bad specs, second stage) keep runs of their own.
+three: each reading test's margin holds for the mean of two jobs (see the tests: where a direction
+is asserted, the effect was 1.4-146x on every pair of a measured run's three sessions), and a third
+session cost about 200 s of the suite. Tests that change a run (interrupt, resume, time limits, bad
+specs, second stage) keep runs of their own.
 
 It runs as a stranger's host would: an uncalibrated host class with references only for another one
 (the shipped example's), so the run is in explore mode (test_portability reads that too).

@@ -32,11 +32,9 @@ FIGURES = ("casas_probe_latency", "casas_slowdown_table", "casas_prediction_erro
 LOCAL_REPEATS = 2
 
 
-def run_active_probing(env, system, loads, repeat, partition=None):
-    argv = [venv_tool("crosstalk"), "run", "--system", system, "-e", "active-probing"]
-    if partition:
-        argv += ["--partition", partition]
-    argv += ["--", *OPEN_MPI_ONLY, "-n", f"ActiveProbing%load=({'|'.join(loads)})%", "--repeat", str(repeat)]
+def run_active_probing(env, system, loads, repeat):
+    argv = [venv_tool("crosstalk"), "run", "--system", system, "-e", "active-probing", "--", *OPEN_MPI_ONLY,
+            "-n", f"ActiveProbing%load=({'|'.join(loads)})%", "--repeat", str(repeat)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     (run_dir,) = (Path(env["CROSSTALK_RESULTS_DIR"]) / system / "runs").iterdir()
