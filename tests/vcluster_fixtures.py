@@ -82,9 +82,10 @@ def vcluster():
         vc.down()
 
 
-def reframe_on_login(vc, work, checks, args):
+def reframe_on_login(vc, work, checks, args, env=None):
     """ReFrame on the login node n1 with the inventory's rendered config, the run and its stage
-    under ``work`` (in the cluster's shared dir): returns ReFrame's JSON report."""
+    under ``work`` (in the cluster's shared dir), ``env`` added to its environment: returns
+    ReFrame's JSON report."""
     import json
     import sys
 
@@ -97,7 +98,7 @@ def reframe_on_login(vc, work, checks, args):
                          *args, "-r"],
                   cwd=str(REPO), capture_output=True, text=True, timeout=600,
                   env={**os.environ, "CROSSTALK_RUN_DIR": str(run_dir), "CROSSTALK_PROFILE": "quick",
-                       "CROSSTALK_STAGE_DIR": str(work / "stage")})
+                       "CROSSTALK_STAGE_DIR": str(work / "stage"), **(env or {})})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     return json.loads((run_dir / "report.json").read_text())
 
@@ -106,10 +107,15 @@ def reframe_on_login(vc, work, checks, args):
 def login_report(vcluster):
     """One plain ReFrame session on the login node, both partitions and both MPIs: the STREAM
     slice and one RMA-MT case (read by test_vcluster_reframe and test_vcluster_mpich, which once ran
-    four sessions of it)."""
+    four sessions of it). A site's smaller specs: its readers check where and how the cases ran,
+    never a value (STREAM at 32 MiB, one round; RMA-MT two rounds)."""
+    from xt_testing import site_spec
     work = vcluster.shared_dir / f"rfm-login-{uuid.uuid4().hex[:8]}"
+    site_spec(work / "specs", "stream", settings={"array_bytes": "32M", "ntimes": 2, "rounds": 1})
+    site_spec(work / "specs", "rma-mt", settings={"rounds": 2})
     yield reframe_on_login(vcluster, work, ["stream.py", "rma_mt.py"],
-                           ["--system", "vcluster", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=fence%threads=2"])
+                           ["--system", "vcluster", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=fence%threads=2"],
+                           {"CROSSTALK_SPECS_DIR": str(work / "specs")})
     shutil.rmtree(work, ignore_errors=True)
 
 

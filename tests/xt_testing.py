@@ -24,6 +24,23 @@ def tool_env():
     return dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '')}")
 
 
+def site_spec(directory, name, parameters=None, settings=None, **profile):
+    """A site's copy of experiments/NAME.yaml in ``directory`` (``crosstalk run --specs``), its quick
+    profile's ``parameters`` and ``settings`` updated and any other field of it (``time_limit``,
+    ``repeats``) set: a run that tests the harness, not the machine, made smaller or changed by
+    arguments as a site would. Returns the spec's path."""
+    import yaml
+    spec = yaml.safe_load((REPO / "experiments" / f"{name}.yaml").read_text())
+    quick = spec["profiles"]["quick"]
+    quick["parameters"].update(parameters or {})
+    quick["settings"].update(settings or {})
+    quick.update(profile)
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    path = Path(directory) / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
 def reported_values(perf, metric, test=None, **params):
     """``[value]`` of ``metric`` per case sample, as ReFrame reported it (crosstalk.analysis.ingest.reported:
     the median over the rows of a case measured in rounds)."""

@@ -64,20 +64,11 @@ def main_job_with_a_move(run_env_module):
     import subprocess
     import uuid
 
-    import yaml
-    from xt_testing import venv_tool
+    from xt_testing import site_spec, venv_tool
     work = REPO / "build" / "test-move" / uuid.uuid4().hex[:8]      # the nodes have a private /tmp
     specs = work / "specs"
-    specs.mkdir(parents=True)
-    for name, quick in (("stream", {"parameters": {"threads": [1]}, "settings": {"array_bytes": "32M", "ntimes": 2,
-                                                                                  "rounds": 1}}),
-                        ("energy", {"parameters": {"link": ["4X", "2X", "1X"], "cpu_freq": ["default"]},
-                                    "settings": {"rounds": 1}})):
-        spec = yaml.safe_load((REPO / "experiments" / f"{name}.yaml").read_text())
-        profile = spec["profiles"]["quick"]
-        profile["parameters"] = quick["parameters"]
-        profile["settings"].update(quick["settings"])
-        (specs / f"{name}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    site_spec(specs, "stream", {"threads": [1]}, {"array_bytes": "32M", "ntimes": 2, "rounds": 1})
+    site_spec(specs, "energy", {"link": ["4X", "2X", "1X"], "cpu_freq": ["default"]}, {"rounds": 1})
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"), CROSSTALK_SPECS_DIR=str(specs))
     try:
         main_job = ("import sys; from crosstalk.run.runner import run; "

@@ -11,25 +11,16 @@ import subprocess
 import uuid
 
 import pytest
-import yaml
 from vcluster_fixtures import REPO, skip_unless_root
-from xt_testing import OPEN_MPI_ONLY, venv_tool
+from xt_testing import OPEN_MPI_ONLY, site_spec, venv_tool
 
 from crosstalk.analysis.ingest import load_run
 from crosstalk.run import leftovers
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
-
-
-def _hanging_stream_spec(directory):
-    spec = yaml.safe_load((REPO / "experiments" / "stream.yaml").read_text())
-    for profile in spec["profiles"].values():
-        profile["parameters"]["threads"] = [1]
-        profile["settings"].update(ntimes=1000000, array_bytes="64M")
-        profile.update(time_limit="20s", repeats=1)
-    directory.mkdir(parents=True)
-    (directory / "stream.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    return directory / "stream.yaml"
+#: The cases run at once (ReFrame's async policy, not the inventory's serial one): this run
+#: measures nothing, and Slurm's hang alone lasts its whole-minute limit plus a check period.
+ALL_AT_ONCE = ("--exec-policy=async",)
 
 
 def test_a_hung_kernel_times_out_alone(spare_cluster, run_env_module):
@@ -37,13 +28,15 @@ def test_a_hung_kernel_times_out_alone(spare_cluster, run_env_module):
     skip_unless_root()
     vc, system = spare_cluster.vc, spare_cluster.name
     work = REPO / "build" / "test-time-limits" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
-    spec = _hanging_stream_spec(work / "specs")
+    # hours of STREAM (a million iterations over 64 MiB arrays) within 20 s
+    spec = site_spec(work / "specs", "stream", parameters={"threads": [1]},
+                     settings={"ntimes": 1000000, "array_bytes": "64M"}, time_limit="20s", repeats=1)
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(work / "results"))
     try:
         proc = subprocess.run(
             [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "--specs", str(work / "specs"),
              "-e", "stream,rma-mt", "--", *OPEN_MPI_ONLY, "-n", "StreamTriad",
-             "-n", "RmaMt%op=put%sync=lock%threads=2"],
+             "-n", "RmaMt%op=put%sync=lock%threads=2", *ALL_AT_ONCE],
             env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
         (run_dir,) = (work / "results" / system / "runs").iterdir()
