@@ -230,9 +230,12 @@ def test_congestors_sharing_shaped_links_slow_the_canary(bench_bin, shaped_clust
     run past 600 s (not reproduced; a likely cause: repeated retransmit timeouts of the incast on
     the shaped links, which back off exponentially). A job that passes 300 s is ended and run once
     more, and the failure says how far each stalled one got: two stalls fail the test."""
+    # --time-limit 0.3: one bandwidth ring (18 MiB a rank at 50 Mbit/s, over 3 s) runs per phase at
+    # any limit, since the limit is agreed before each ring; the shorter limit only shortens the
+    # latency and Allreduce canaries, whose values this test does not judge.
     argv = ["mpirun", "-np", "8", str(bench_bin / KERNEL), "--allow-shared-nodes",
             "--canary-fraction", "0.25", "--congestors", "a2a,p2p_incast",
-            "--time-limit", "1.5", "--seed", "2", "--rounds", "3"]
+            "--time-limit", "0.3", "--seed", "2", "--rounds", "3"]
     stalls = []
     for attempt in range(2):
         stdout = tmp_path / f"attempt-{attempt}.jsonl"     # an open file: what a stalled job printed
@@ -270,7 +273,8 @@ def test_layout_planner_predicts_the_kernels_shuffle(bench_bin, mpi_env, seed):
     """crosstalk.models.congestion_layout (which picks the seed for a cluster's size) must place
     canaries and roots exactly where xt-congestion does: same shuffle, same role assignment."""
     from crosstalk.models.congestion_layout import CONGESTORS, layout
-    records = run_ok(bench_bin / KERNEL, 10, mpi_env, *SHARED, "--seed", str(seed))
+    # the layout is printed before any measurement: the shortest limit (the last one given wins)
+    records = run_ok(bench_bin / KERNEL, 10, mpi_env, *SHARED, "--seed", str(seed), "--time-limit", "0.05")
     info = next(r for r in records if r["type"] == "info")
     plan = layout(seed, 10, 5, 0.2, CONGESTORS)
 

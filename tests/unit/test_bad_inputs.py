@@ -1,5 +1,6 @@
 """The bad-input corpus (issue 11, item 4): every case of tests/bad-inputs/cases.yaml through the
-real ``crosstalk`` command, each under a time limit, with HOME and TMPDIR fresh and empty.
+real ``crosstalk`` command, each under a time limit, with HOME and TMPDIR fresh and empty (the
+``compare`` cases in children of a process that imported pandas and scipy.stats once, FORKED).
 
 A bad spec, inventory, result file or argument ends with exit status 2 and exactly one line on
 stderr that names the file (or argument) and the field: no traceback, no second line, nothing written
@@ -30,6 +31,10 @@ CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
 TIME_LIMIT = 120
 REPORT_TIME_LIMIT = 600
 WORKERS = 3
+#: Commands whose cases run forked from a process that imported pandas and scipy.stats once
+#: (tests/cli_forkserver.py: 1.6 s of each compare's 2.7 s); every other command is started as
+#: the installed script, as a user starts it.
+FORKED = {"compare"}
 #: Files a shell metacharacter in a case would create if anything ran it through a shell.
 PWNED = ("/tmp/*pwned*", str(REPO / "*pwned*"))
 
@@ -85,6 +90,14 @@ def _descendants(pid):
     return found
 
 
+def _kill_all(root):
+    for pid in [root, *_descendants(root)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _run(argv, env, limit):
     """(exit status, stdout, stderr); on expiry the command and everything it started end."""
     with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -92,14 +105,24 @@ def _run(argv, env, limit):
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
-            for pid in [proc.pid, *_descendants(proc.pid)]:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _kill_all(proc.pid)
             out, err = proc.communicate()
             err += f"\n(test: killed after the time limit of {limit} s)"
     return proc.returncode, out, err
+
+
+def _run_forked(argv, env, limit, base):
+    """As ``_run``, in a child of tests/cli_forkserver.py (pandas and scipy.stats imported once)."""
+    from cli_forkserver import start
+    stdout, stderr = base / "stdout", base / "stderr"
+    proc = start(argv, env, REPO, stdout, stderr)
+    proc.join(limit)
+    note = ""
+    if proc.exitcode is None:
+        _kill_all(proc.pid)
+        proc.join()
+        note = f"\n(test: killed after the time limit of {limit} s)"
+    return proc.exitcode, stdout.read_text(errors="replace"), stderr.read_text(errors="replace") + note
 
 
 def run_case(case, base):
@@ -132,7 +155,10 @@ def run_case(case, base):
     argv = [venv_tool("crosstalk"), *(fill(str(a), values) for a in case["argv"])]
     limit = REPORT_TIME_LIMIT if case["argv"][0] == "report" else TIME_LIMIT
     start = time.monotonic()
-    status, out, err = _run(argv, env, limit)
+    if case["argv"][0] in FORKED:
+        status, out, err = _run_forked(argv, env, limit, base)
+    else:
+        status, out, err = _run(argv, env, limit)
     outcome = Outcome(status, out, err, time.monotonic() - start, values)
     for name in ("home", "tmpdir", "references", "examples"):
         written = [] if name in case.get("writes", ()) else _files(dirs[name])
