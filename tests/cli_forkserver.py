@@ -6,15 +6,23 @@ a forkserver that preloaded those two libraries, in a session of its own, with t
 environment, working directory, stdin from /dev/null and stdout and stderr to files, calling the
 console script's function (``crosstalk.cli:main``) with the case's argv. What it shares with the
 others is the interpreter's start and those imports, which read no variable of the environment
-and write no file; crosstalk itself is imported in the child.
+and write no file; crosstalk itself is imported in the child. Unlike the installed script, the
+child ends without running atexit handlers and starts with the test process's sys.path. A
+process the command leaves running is killed with its session and reported by ``wait``.
 """
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
+import threading
+import time
 
 PRELOAD = ["pandas", "scipy.stats"]
 _context = []
+#: multiprocessing reaps finished children in ``start`` and reads a child's exit status once:
+#: threads that start and wait at once take turns, or one would read another's status as 255
+_turn = threading.Lock()
 
 
 def context():
@@ -40,8 +48,30 @@ def _command(argv, env, cwd, stdout, stderr):
 
 
 def start(argv, env, cwd, stdout, stderr):
-    """The started child (a multiprocessing Process: ``pid``, ``join``, ``exitcode``, negative
-    for a signal as subprocess gives it)."""
-    proc = context().Process(target=_command, args=(list(argv), dict(env), str(cwd), str(stdout), str(stderr)))
-    proc.start()
+    """The started child (a multiprocessing Process), for ``wait``."""
+    with _turn:
+        proc = context().Process(target=_command, args=(list(argv), dict(env), str(cwd), str(stdout), str(stderr)))
+        proc.start()
     return proc
+
+
+def wait(proc, limit):
+    """``(exit status, note)``: the status as subprocess gives it (negative for a signal), after at
+    most ``limit`` seconds; the child's session is killed then, and also if the command left a
+    process running in it, which the note says."""
+    deadline = time.monotonic() + limit
+    while True:
+        with _turn:
+            code = proc.exitcode
+        if code is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)     # its session's group: whatever is still in it
+        left = True
+    except ProcessLookupError:
+        left = False
+    if code is None:
+        proc.join()
+        return proc.exitcode, f"\n(test: killed after the time limit of {limit} s)"
+    return code, "\n(test: a process the command started was still running)" if left else ""

@@ -32,24 +32,28 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     def origin(self):
         return self.current_partition.extras.get("build_origin", "cmake")
 
-    #: the kernels' build-cache entry (cmake), and its directory when they were built before
+    #: the kernels' build-cache entry (cmake; None: not cached), and its directory when they were
+    #: built before
     cache_entry = None
     cached_dir = None
 
     @run_before("compile")
     def choose_build(self):
         if self.origin == "cmake":
-            self.cache_entry = buildcache.key(self.sourcesdir, self.current_environ, CMAKE_OPTIONS)
-            found = buildcache.lookup(self.cache_entry)
+            self.cache_entry = buildcache.key(self.sourcesdir, self.current_environ, CMAKE_OPTIONS,
+                                              self.current_partition, self.current_system.name)
+            found = buildcache.lookup(self.cache_entry) if self.cache_entry else None
             if found is not None:
+                # copied into the stage: the kernels run from it, as built ones do (a run's
+                # leftovers are found by their stage path)
                 self.cached_dir = str(found)
                 self.sourcesdir = None
                 self.build_system = "CustomBuild"
-                self.build_system.commands = [f"echo kernels built before: {shlex.quote(self.cached_dir)}"]
+                self.build_system.commands = [f"mkdir -p build && cp -p {shlex.quote(self.cached_dir)}/xt-* build/"]
                 return
             self.build_system = "CMake"
             self.build_system.builddir = "build"
-            self.build_system.config_opts = CMAKE_OPTIONS
+            self.build_system.config_opts = list(CMAKE_OPTIONS)
             self.build_system.max_concurrency = 2
         elif self.origin == "spack":
             # The environment rendered from the inventory (playbooks/spack.yml installs it).
@@ -73,13 +77,13 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     @sanity_function
     def built(self):
         if self.origin == "cmake":
-            return sn.path_isfile(os.path.join(self.bin_dir, "xt-stream"))
+            return sn.path_isfile(os.path.join(self.stagedir, "build", "xt-stream"))
         return sn.path_isfile(os.path.join(self.stagedir, "bench_prefix.txt"))
 
     @property
     def bin_dir(self):
         if self.origin == "cmake":
-            return self.cached_dir or os.path.join(self.stagedir, "build")
+            return os.path.join(self.stagedir, "build")
         if self.origin == "container":          # a path inside the image, known without running
             return os.path.join(container_prefix(self), "bin")
         if self.is_dry_run():                   # Spack was not asked: a placeholder in the job scripts

@@ -1,14 +1,17 @@
-"""Kernels built once for what they are built from, then used by every later build of the same.
+"""Kernels built once for what they are built from, then copied into every later build of the same.
 
 A CMake build of bench/ costs 3-8 s of CPU, and a run makes one per partition and environment
 (the test suite about forty, on two cores). The key is what the binaries depend on: bench/'s files,
-the environment's name, compilers, flags, variables and modules, the CMake options, and the
-compilers found on PATH (their real path, size and time: an upgraded MPI or GCC is another key).
-An entry is complete when it exists: it is filled under a temporary name, then renamed.
-``rm -rf build/cache/bench`` forgets them all.
+the system, the machine type, the environment's and the partition's compilers, flags and
+variables, the CMake options, the build variables inherited from the shell (CFLAGS, OMPI_CC, ...,
+PATH), and the compilers and cmake found on PATH (real path, size and time: an upgraded MPI or
+GCC is another key). Where modules or a partition's prepare commands set the build's environment,
+which no file here shows, nothing is cached. An entry is complete when it exists: it is filled
+under a temporary name, then renamed; storing is best effort.
 """
 import hashlib
 import os
+import platform
 import shutil
 import uuid
 from pathlib import Path
@@ -29,15 +32,27 @@ def _compiler(name):
     return f"{name}={real}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def key(sources, environ, options):
-    """``<environment>-<digest>`` of the sources directory, the ReFrame environment and the options."""
+#: variables of the shell that CMake, the compilers or the MPI wrappers read
+INHERITED = ("PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CPATH", "C_INCLUDE_PATH",
+             "LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH", "OMPI_CC", "OMPI_CFLAGS", "OMPI_LDFLAGS",
+             "MPICH_CC", "MPICH_CFLAGS", "MPICH_LDFLAGS")
+
+
+def key(sources, environ, options, partition=None, system=""):
+    """``<environment>-<digest>`` of the sources directory, the ReFrame environment (and partition,
+    system) and the options; None where modules or prepare commands make the build's environment."""
+    local = partition.local_env if partition is not None else None
+    if environ.modules or (local is not None and local.modules) or (partition is not None and partition.prepare_cmds):
+        return None
     digest = hashlib.sha256()
     sources = Path(sources)
-    for path in sorted(p for p in sources.rglob("*") if p.is_file()):
+    for path in sorted(p for p in sources.rglob("*") if p.is_file() and "build" not in p.relative_to(sources).parts):
         digest.update(str(path.relative_to(sources)).encode() + b"\0" + path.read_bytes() + b"\0")
-    described = (environ.name, environ.cc, environ.cxx, environ.cppflags, environ.cflags, environ.cxxflags,
-                 environ.ldflags, sorted(environ.env_vars.items()), list(environ.modules), list(options),
-                 [_compiler(tool) for tool in (environ.cc, environ.cxx, "cc")])
+    described = (system, platform.machine(), environ.name, environ.cc, environ.cxx, environ.cppflags,
+                 environ.cflags, environ.cxxflags, environ.ldflags, sorted(environ.env_vars.items()),
+                 sorted(local.env_vars.items()) if local is not None else [], list(options),
+                 [(name, os.environ.get(name)) for name in INHERITED],
+                 [_compiler(tool) for tool in (environ.cc, environ.cxx, "cc", "cmake")])
     digest.update(repr(described).encode())
     return f"{environ.name}-{digest.hexdigest()[:20]}"
 
@@ -49,13 +64,13 @@ def lookup(entry):
 
 
 def store(build_dir, entry):
-    """Keep a finished build's kernels under ``entry``; a concurrent build's copy may win."""
-    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
+    """Keep a finished build's kernels under ``entry``, best effort: a concurrent build's copy may
+    win, and a cache that cannot be written (permissions, a full disk) leaves the build as it is."""
     partial = CACHE_ROOT / f".{entry}.{uuid.uuid4().hex[:8]}"
-    partial.mkdir()
     try:
+        partial.mkdir(parents=True)
         for kernel in Path(build_dir).glob(KERNELS):
             shutil.copy2(kernel, partial / kernel.name)
         os.rename(partial, CACHE_ROOT / entry)
-    except OSError:             # the entry exists already (another run's build): keep that one
+    except OSError:             # e.g. the entry exists already (another run's build): keep that one
         shutil.rmtree(partial, ignore_errors=True)

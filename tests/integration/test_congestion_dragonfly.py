@@ -73,7 +73,7 @@ def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_ru
     # CI on 2026-11-26 saw one job of all four congestors at a median of 0.987 over its 4 rounds
     # (while the other pytest worker ran its tests); here, quiet and beside two busy loops, that
     # case's rounds were 3.8-5.8x and 2.0-3.9x. Rounds of one job share its moment; two jobs and
-    # the median of their 8 rounds let one disturbed job pass through without deciding.
+    # the median of their rounds (2 x ROUNDS) let one disturbed job pass through without deciding.
     for metric in ("ci_allreduce_avg", "ci_bw_avg"):
         assert _impact(perf, metric, congestors) > 1, (metric, _rounds(perf, metric, congestors))
 

@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 from vcluster_fixtures import REPO, skip_unless_root
-from xt_testing import OPEN_MPI_ONLY, site_spec, venv_tool
+from xt_testing import OPEN_MPI_ONLY, venv_tool
 
 from crosstalk.analysis.ingest import load_run
 from crosstalk.run import leftovers, runstatus
@@ -33,9 +33,6 @@ JOB_WAIT = 300
 #: interrupt must clean up (jobs, processes, link shaping). The LAMMPS victims added a minute of
 #: resume, the second congestor case (all four) another; neither is cleaned up differently.
 CANARIES = ("-n", "^CongestionCanary%congestors=p2p_incast%")
-#: One paired round per job (a site spec; the quick profile has 4): the interrupts land at a
-#: kernel's start, and what is cleaned up does not depend on the rounds.
-ONE_ROUND = {"rounds": 1}
 
 
 def _start(argv, env, log):
@@ -98,16 +95,13 @@ def test_interrupt_twice_then_resume_to_completion(spare_cluster, run_env_module
     """On the spare cluster (tests/vcluster_fixtures.py): the run is changed, not only read."""
     skip_unless_root()
     vc, system = spare_cluster.vc, spare_cluster.name
-    work = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
-    results = work / "results"
+    results = REPO / "build" / "test-interrupt" / uuid.uuid4().hex[:8]  # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
     crosstalk = venv_tool("crosstalk")
-    specs = site_spec(work / "specs", "congestion", settings=ONE_ROUND).parent
     try:
         log1 = tmp_path / "run.log"
         with open(log1, "w") as log:
-            proc = _start([crosstalk, "run", "--system", str(spare_cluster.inventory), "--specs", str(specs),
-                           "-e", "congestion", "--",
+            proc = _start([crosstalk, "run", "--system", str(spare_cluster.inventory), "-e", "congestion", "--",
                            *OPEN_MPI_ONLY, *CANARIES], env, log)
             deadline = time.monotonic() + 120
             while not list(results.glob(f"{system}/runs/*")) and time.monotonic() < deadline:
@@ -144,10 +138,10 @@ def test_interrupt_twice_then_resume_to_completion(spare_cluster, run_env_module
         _, cases = load_run(run_dir)
         seen = [(c["case"], c["partition"]) for c in cases]
         assert len(seen) == len(set(seen)), "a case is in the table twice"
-        assert set(seen) == _concretised_cases(vc, system, dict(env, CROSSTALK_SPECS_DIR=str(specs)))
+        assert set(seen) == _concretised_cases(vc, system, env)
         assert not [c for c in cases if c["result"] not in ("pass", "skip")], cases
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(results, ignore_errors=True)
 
 
 @pytest.mark.root

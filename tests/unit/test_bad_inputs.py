@@ -113,16 +113,10 @@ def _run(argv, env, limit):
 
 def _run_forked(argv, env, limit, base):
     """As ``_run``, in a child of tests/cli_forkserver.py (pandas and scipy.stats imported once)."""
-    from cli_forkserver import start
+    from cli_forkserver import start, wait
     stdout, stderr = base / "stdout", base / "stderr"
-    proc = start(argv, env, REPO, stdout, stderr)
-    proc.join(limit)
-    note = ""
-    if proc.exitcode is None:
-        _kill_all(proc.pid)
-        proc.join()
-        note = f"\n(test: killed after the time limit of {limit} s)"
-    return proc.exitcode, stdout.read_text(errors="replace"), stderr.read_text(errors="replace") + note
+    status, note = wait(start(argv, env, REPO, stdout, stderr), limit)
+    return status, stdout.read_text(errors="replace"), stderr.read_text(errors="replace") + note
 
 
 def run_case(case, base):

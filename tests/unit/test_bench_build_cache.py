@@ -44,6 +44,7 @@ def test_the_key_follows_sources_environment_and_compiler(sources, compiler):
     assert buildcache.key(sources, environ(cflags=["-O0"]), OPTIONS) != first
     assert buildcache.key(sources, environ(), ["-DCMAKE_BUILD_TYPE=Debug"]) != first
     assert buildcache.key(sources, ProgEnvironment("gnu-mpich", cc="xtcc", cxx="xtcc"), OPTIONS) != first
+    assert buildcache.key(sources, environ(modules=["openmpi/4.1"]), OPTIONS) is None   # not seen here: not kept
     (sources / "src" / "xt-stream.c").write_text("int main(void) { return 1; }\n")
     edited = buildcache.key(sources, environ(), OPTIONS)
     assert edited != first

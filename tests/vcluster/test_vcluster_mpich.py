@@ -73,7 +73,7 @@ def test_an_rma_mt_case_passes_under_both_mpis(login_report, partition):
              if tc["name"].startswith("RmaMt") and tc["partition"] == partition]
     assert {tc["environ"] for tc in cases} == {"gnu-openmpi", "gnu-mpich"}
     assert all(tc["result"] == "pass" for tc in cases), [(tc["environ"], tc["fail_reason"]) for tc in cases]
-    # each MPI ran its own build of the kernel
+    # each MPI ran its own build of the kernel (its own build-cache entry)
     builds = {tc["environ"]: tc["stagedir"] for run in report["runs"] for tc in run["testcases"]
               if tc["name"].startswith("BenchBuild") and tc["partition"] == partition}
     assert set(builds) == {"gnu-openmpi", "gnu-mpich"}
