@@ -50,16 +50,21 @@ def copy_inventory(work, name, subnet, nodes, rate, topology="star", node_rates=
 
 
 @contextmanager
-def run_on_inventory(inventory, system, env, run_args, tag):
+def run_on_inventory(inventory, system, env, run_args, tag, settings=None):
     """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes
-    have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards."""
-    from xt_testing import venv_tool
+    have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards.
+    ``settings``: ``{experiment: quick-profile settings}`` given to the run as a site's specs."""
+    from xt_testing import site_spec, venv_tool
 
     from crosstalk.analysis.ingest import load_run
     results = REPO / "build" / f"test-{tag}" / uuid.uuid4().hex[:8]
+    specs = results.with_name(results.name + "-specs")
+    for name, changed in (settings or {}).items():
+        site_spec(specs, name, settings=changed)
     env = dict(env, CROSSTALK_RESULTS_DIR=str(results))
+    site = ["--specs", str(specs)] if settings else []
     try:
-        proc = subprocess.run([venv_tool("crosstalk"), "run", "--system", str(inventory), *run_args],
+        proc = subprocess.run([venv_tool("crosstalk"), "run", "--system", str(inventory), *site, *run_args],
                               capture_output=True, text=True, env=env, timeout=2400)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         (run_dir,) = (results / system / "runs").iterdir()
@@ -68,6 +73,7 @@ def run_on_inventory(inventory, system, env, run_args, tag):
         subprocess.run([venv_tool("crosstalk"), "vcluster", "down", "--inventory", str(inventory)],
                        capture_output=True, env=env, timeout=120)
         shutil.rmtree(results, ignore_errors=True)
+        shutil.rmtree(specs, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,13 +8,11 @@ phases over three rounds (a site spec; the quick profile has four), and every im
 own ratio. Each case runs twice (two jobs, at two moments of a shared host) and the assertions take
 the median over both jobs' rounds (see them for the margins)."""
 import json
-import shutil
 import statistics
-import uuid
 
 import pytest
 from vcluster_fixtures import REPO, run_on_inventory, skip_unless_root
-from xt_testing import OPEN_MPI_ONLY, reported_values, site_spec
+from xt_testing import OPEN_MPI_ONLY, reported_values
 
 from crosstalk.site.hostclass import from_provenance
 from crosstalk.site.systemfacts import of_provenance
@@ -29,15 +27,11 @@ ROUNDS = 3
 @pytest.fixture(scope="module")
 def dragonfly_run(run_env_module):
     skip_unless_root()
-    specs = REPO / "build" / "test-dragonfly" / f"specs-{uuid.uuid4().hex[:8]}"   # the nodes' /tmp is private
-    site_spec(specs, "congestion", settings={"rounds": ROUNDS})
-    try:
-        with run_on_inventory(INVENTORY, "vcfly", run_env_module,
-                              ["--specs", str(specs), "-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY,
-                               "-n", "^CongestionCanary", "--max-retries", "1", "--repeat", "2"], "dragonfly") as run:
-            yield run
-    finally:
-        shutil.rmtree(specs, ignore_errors=True)
+    with run_on_inventory(INVENTORY, "vcfly", run_env_module,
+                          ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY, "-n",
+                           "^CongestionCanary", "--max-retries", "1", "--repeat", "2"], "dragonfly",
+                          settings={"congestion": {"rounds": ROUNDS}}) as run:
+        yield run
 
 
 def _rounds(perf, metric, congestors):

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 from vcluster_fixtures import REPO, copy_inventory, run_on_inventory, skip_unless_root
-from xt_testing import OPEN_MPI_ONLY, reported_values, site_spec
+from xt_testing import OPEN_MPI_ONLY, reported_values
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.cluster]
 #: shape -> (what the planner decides, the inventory's edits). Measured 2026-11-25: the odd star
@@ -38,12 +38,11 @@ def shape_run(request, run_env_module):
     expect, shape = SHAPES[request.param]
     work = REPO / "build" / "test-shapes" / uuid.uuid4().hex[:8]
     inv = copy_inventory(work, **shape)
-    site_spec(work / "specs", "congestion", settings={"rounds": ROUNDS})
     try:
         with run_on_inventory(inv, shape["name"], run_env_module,
-                              ["--specs", str(work / "specs"), "-e", "congestion", "--partition", "mpi", "--",
-                               *OPEN_MPI_ONLY,
-                               "-n", "^CongestionCanary%congestors=p2p_incast"], f"shapes-{shape['name']}") as run:
+                              ["-e", "congestion", "--partition", "mpi", "--", *OPEN_MPI_ONLY,
+                               "-n", "^CongestionCanary%congestors=p2p_incast"], f"shapes-{shape['name']}",
+                              settings={"congestion": {"rounds": ROUNDS}}) as run:
             yield request.param, expect, run
     finally:
         shutil.rmtree(work, ignore_errors=True)
