@@ -19,12 +19,20 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 
 stamp="$VENV/.crosstalk-deps"
+uv_version=0.13.9
 want=$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "creating $VENV with the pinned Python dependencies"
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --upgrade pip
-  "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  # uv (PyPI) installs the stack in about 45 s where pip takes 85 s (CI's set-up on a fresh clone);
+  # pip stays the fallback, and the one that reads a site's pip settings. Bytecode is compiled now,
+  # as pip does: where PYTHONDONTWRITEBYTECODE is set, every start would compile every import.
+  if "$VENV/bin/pip" install -q "uv==$uv_version" && UV_NATIVE_TLS=1 "$VENV/bin/uv" pip install -q \
+       --compile-bytecode --python "$VENV/bin/python" -e "$ROOT[dev]"; then :
+  else
+    log "uv failed; installing with pip"
+    "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  fi
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"

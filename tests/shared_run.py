@@ -37,6 +37,12 @@ SHARED_CASES = (
 SHARED_EXPERIMENTS = "stream,congestion,energy,core-mapping,nimc-stream,active-probing"
 #: ReFrame sessions of the run (--reruns SESSIONS - 1)
 SESSIONS = 2
+#: The quick profile made smaller where every reader's margin allows, given to the run as a site's
+#: specs (``--specs``). Congestion: two rounds a job, canary and victim (in every round of a measured
+#: run the bandwidth and Allreduce impacts were 1.3-287x, the victim 1.9-2.1 s against 1.3-1.34 s
+#: alone). Energy: two rounds (LAMMPS 1.9-2.1x slower at half the link in every round). NiMC STREAM
+#: and active probing keep theirs: their statistics need every round (a rank test of 2 x 4 pairs).
+SETTINGS = {"congestion": {"rounds": 2, "victim_rounds": 2}, "energy": {"rounds": 2}}
 #: the run's time limit: measured 595 s for three sessions on an idle 2-core host
 RUN_TIMEOUT_S = 2400
 
@@ -65,7 +71,7 @@ class SharedRun:
 
 @pytest.fixture(scope="session")
 def shared_run(vcluster, tool_env_session):
-    from xt_testing import OPEN_MPI_ONLY, venv_tool
+    from xt_testing import OPEN_MPI_ONLY, site_spec, venv_tool
 
     from crosstalk.analysis.ingest import load_run
     work = REPO / "build" / "test-shared-run" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
@@ -76,9 +82,11 @@ def shared_run(vcluster, tool_env_session):
     host_class = f"foreign-{uuid.uuid4().hex[:6]}"
     env = dict(tool_env_session, CROSSTALK_RESULTS_DIR=str(work / "results"),
                CROSSTALK_REFERENCES_DIR=str(references), CROSSTALK_HOST_CLASS=host_class)
+    for experiment, settings in SETTINGS.items():
+        site_spec(work / "specs", experiment, settings=settings)
     names = [w for case in SHARED_CASES for w in ("-n", f"^{case}")]
     argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", SHARED_EXPERIMENTS,
-            "--partition", "mpi", "--", *OPEN_MPI_ONLY, *names,
+            "--specs", str(work / "specs"), "--partition", "mpi", "--", *OPEN_MPI_ONLY, *names,
             "--reruns", str(SESSIONS - 1), "--max-retries", "3"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S,
                           stdin=subprocess.DEVNULL)
@@ -89,6 +97,12 @@ def shared_run(vcluster, tool_env_session):
     perf, cases = load_run(run_dirs[0])
     yield SharedRun(work / "results", run_dirs[0], perf, cases, proc, env, host_class, references)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def setting(experiment, name):
+    """``name`` of ``experiment``'s quick profile as the shared run ran it (SETTINGS, else the spec's)."""
+    from crosstalk.specs import load_spec
+    return SETTINGS.get(experiment, {}).get(name, load_spec(experiment).setting(name, "quick"))
 
 
 def params(row):

@@ -41,7 +41,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     def choose_build(self):
         if self.origin == "cmake":
             self.cache_entry = buildcache.key(self.sourcesdir, self.current_environ, CMAKE_OPTIONS,
-                                              self.current_partition, self.current_system.name)
+                                              self.current_partition)
             found = buildcache.lookup(self.cache_entry) if self.cache_entry else None
             if found is not None:
                 # copied into the stage: the kernels run from it, as built ones do (a run's

@@ -2,12 +2,14 @@
 
 A CMake build of bench/ costs 3-8 s of CPU, and a run makes one per partition and environment
 (the test suite about forty, on two cores). The key is what the binaries depend on: bench/'s files,
-the system, the machine type, the environment's and the partition's compilers, flags and
-variables, the CMake options, the build variables inherited from the shell (CFLAGS, OMPI_CC, ...,
-PATH), and the compilers and cmake found on PATH (real path, size and time: an upgraded MPI or
-GCC is another key). Where modules or a partition's prepare commands set the build's environment,
-which no file here shows, nothing is cached. An entry is complete when it exists: it is filled
-under a temporary name, then renamed; storing is best effort.
+the machine type and CPU (a -march=native build runs only where it was made), the environment's
+compilers and flags, the partition's and the environment's variables but those only a launch reads
+(OMPI_MCA_*, SLURM_*, ...), the CMake options, the build variables inherited from the shell
+(CFLAGS, OMPI_CC, ...), and the compilers and cmake the build's PATH finds (real path, size and
+time: an upgraded MPI or GCC is another key). The system's name is not part of it: partitions and
+systems that build alike on one host share their kernels. Where modules or a partition's prepare
+commands set the build's environment, which no file here shows, nothing is cached. An entry is
+complete when it exists: it is filled under a temporary name, then renamed; storing is best effort.
 """
 import hashlib
 import os
@@ -23,8 +25,8 @@ CACHE_ROOT = REPO_ROOT / "build" / "cache" / "bench"
 KERNELS = "xt-*"
 
 
-def _compiler(name):
-    found = shutil.which(name) if name else None
+def _tool(name, path):
+    found = shutil.which(name, path=path) if name else None
     if found is None:
         return f"{name}=?"
     real = os.path.realpath(found)
@@ -32,15 +34,35 @@ def _compiler(name):
     return f"{name}={real}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _cpu():
+    """The first CPU's description (Linux: model, feature flags, ...; not its clock, which moves),
+    else what the platform says."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor()
+    fields = (line.split(":", 1) for line in text.split("\n\n", 1)[0].splitlines() if ":" in line)
+    return sorted((name.strip(), value.strip()) for name, value in fields
+                  if not any(word in name.lower() for word in ("processor", "mhz", "bogomips")))
+
+
 #: variables of the shell that CMake, the compilers or the MPI wrappers read
-INHERITED = ("PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CPATH", "C_INCLUDE_PATH",
+INHERITED = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CPATH", "C_INCLUDE_PATH",
              "LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH", "OMPI_CC", "OMPI_CFLAGS", "OMPI_LDFLAGS",
              "MPICH_CC", "MPICH_CFLAGS", "MPICH_LDFLAGS")
+#: variables a partition or environment sets for launching jobs, which no build reads (PATH counts
+#: through the tools it finds)
+LAUNCH_ONLY = ("SLURM_", "HYDRA_", "OMPI_MCA_", "OMPI_ALLOW_RUN_AS_ROOT", "PRTE_MCA_", "PMIX_MCA_")
 
 
-def key(sources, environ, options, partition=None, system=""):
-    """``<environment>-<digest>`` of the sources directory, the ReFrame environment (and partition,
-    system) and the options; None where modules or prepare commands make the build's environment."""
+def _build_vars(env_vars):
+    return sorted((name, value) for name, value in env_vars.items()
+                  if name != "PATH" and not name.startswith(LAUNCH_ONLY))
+
+
+def key(sources, environ, options, partition=None):
+    """``<environment>-<digest>`` of the sources directory, the ReFrame environment (and partition)
+    and the options; None where modules or prepare commands make the build's environment."""
     local = partition.local_env if partition is not None else None
     if environ.modules or (local is not None and local.modules) or (partition is not None and partition.prepare_cmds):
         return None
@@ -48,11 +70,12 @@ def key(sources, environ, options, partition=None, system=""):
     sources = Path(sources)
     for path in sorted(p for p in sources.rglob("*") if p.is_file() and "build" not in p.relative_to(sources).parts):
         digest.update(str(path.relative_to(sources)).encode() + b"\0" + path.read_bytes() + b"\0")
-    described = (system, platform.machine(), environ.name, environ.cc, environ.cxx, environ.cppflags,
-                 environ.cflags, environ.cxxflags, environ.ldflags, sorted(environ.env_vars.items()),
-                 sorted(local.env_vars.items()) if local is not None else [], list(options),
+    variables = {**(local.env_vars if local is not None else {}), **environ.env_vars}
+    path = os.path.expandvars(variables.get("PATH", "$PATH"))     # the build's PATH
+    described = (platform.machine(), _cpu(), environ.name, environ.cc, environ.cxx, environ.cppflags,
+                 environ.cflags, environ.cxxflags, environ.ldflags, _build_vars(variables), list(options),
                  [(name, os.environ.get(name)) for name in INHERITED],
-                 [_compiler(tool) for tool in (environ.cc, environ.cxx, "cc", "cmake")])
+                 [_tool(tool, path) for tool in (environ.cc, environ.cxx, "cc", "gcc", "cmake")])
     digest.update(repr(described).encode())
     return f"{environ.name}-{digest.hexdigest()[:20]}"
 

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from shared_run import SESSIONS
+from shared_run import SESSIONS, setting
 from vcluster_fixtures import REPO
 from xt_testing import venv_tool
 
@@ -28,9 +28,9 @@ from crosstalk.models.congestion import CANARIES, IMPACTS
 from crosstalk.specs import load_spec
 
 pytestmark = pytest.mark.slow
-#: the quick profile's rounds per job (isolated then congested, paired)
-ROUNDS = load_spec("congestion").setting("rounds", "quick")
-VICTIM_ROUNDS = load_spec("congestion").setting("victim_rounds", "quick")
+#: the shared run's rounds per job (isolated then congested, paired)
+ROUNDS = setting("congestion", "rounds")
+VICTIM_ROUNDS = setting("congestion", "victim_rounds")
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def kernel_rounds(run_dir):
     return found
 
 
-def check_impacts(run_dir, perf, expected_cases):
+def check_impacts(run_dir, perf, expected_cases, rounds_per_job=ROUNDS):
     """Every round's impact is its definition (Eq 1-2, written out here) applied to that round's own
     isolated and congested values; the tidy table holds every round's value (a row per round) and ReFrame
     reported each value as the median over the job's rounds."""
@@ -108,7 +108,7 @@ def check_impacts(run_dir, perf, expected_cases):
     assert len(rows) == expected_cases and set(rows) == set(rounds_of)
     for key, table in rows.items():
         rounds, reported = rounds_of[key]
-        assert sorted(rounds) == list(range(ROUNDS)), sorted(rounds)
+        assert sorted(rounds) == list(range(rounds_per_job)), sorted(rounds)
         for prefix, c in CANARIES.items():
             canary, kind = c.kernel, c.kind     # a canary's values are named by their kind
             names = {(phase, stat): f"{prefix}_{phase}_{stat}" for phase in ("isolated", "congested")
@@ -186,7 +186,8 @@ def test_one_host_run_reports_consistent_impacts(run_env):
         assert by_result == {"pass", "skip"}
         skipped = [c for c in cases if c["result"] == "skip"]
         assert all("needs 10 GPCNeT nodes" in c["reason"] for c in skipped)
-        check_impacts(run_dir, perf, len([c for c in cases if c["result"] == "pass"]))
+        check_impacts(run_dir, perf, len([c for c in cases if c["result"] == "pass"]),
+                      load_spec("congestion").setting("rounds", "quick"))     # its own run: the quick profile
         assert all(r["value"] > 0 for r in perf if r["metric"] == "congestor_bw")
     finally:
         shutil.rmtree(results, ignore_errors=True)

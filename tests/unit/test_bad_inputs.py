@@ -1,6 +1,6 @@
 """The bad-input corpus (issue 11, item 4): every case of tests/bad-inputs/cases.yaml through the
 real ``crosstalk`` command, each under a time limit, with HOME and TMPDIR fresh and empty (the
-``compare`` cases in children of a process that imported pandas and scipy.stats once, FORKED).
+``compare``, ``spec`` and ``config`` cases in children of a process that imported their libraries once, FORKED).
 
 A bad spec, inventory, result file or argument ends with exit status 2 and exactly one line on
 stderr that names the file (or argument) and the field: no traceback, no second line, nothing written
@@ -31,10 +31,11 @@ CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
 TIME_LIMIT = 120
 REPORT_TIME_LIMIT = 600
 WORKERS = 3
-#: Commands whose cases run forked from a process that imported pandas and scipy.stats once
-#: (tests/cli_forkserver.py: 1.6 s of each compare's 2.7 s); every other command is started as
-#: the installed script, as a user starts it.
-FORKED = {"compare"}
+#: Commands whose cases run forked from a process that imported pandas, scipy.stats and PyYAML
+#: once (tests/cli_forkserver.py: 1.6 s of each compare's 2.7 s; 0.2 s of each spec check's and
+#: inventory render's 0.28 s, 84 cases); every other command (run, refs, claims, report, doctor,
+#: an unknown one) is started as the installed script, as a user starts it.
+FORKED = {"compare", "spec", "config"}
 #: Files a shell metacharacter in a case would create if anything ran it through a shell.
 PWNED = ("/tmp/*pwned*", str(REPO / "*pwned*"))
 
@@ -112,7 +113,7 @@ def _run(argv, env, limit):
 
 
 def _run_forked(argv, env, limit, base):
-    """As ``_run``, in a child of tests/cli_forkserver.py (pandas and scipy.stats imported once)."""
+    """As ``_run``, in a child of tests/cli_forkserver.py (its PRELOAD imported once)."""
     from cli_forkserver import start, wait
     stdout, stderr = base / "stdout", base / "stderr"
     status, note = wait(start(argv, env, REPO, stdout, stderr), limit)

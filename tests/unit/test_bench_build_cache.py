@@ -2,9 +2,10 @@
 same sources, environment and compilers, and an entry is whole or absent."""
 import os
 import sys
+from types import SimpleNamespace
 
 import pytest
-from reframe.core.environments import ProgEnvironment
+from reframe.core.environments import Environment, ProgEnvironment
 from xt_testing import REPO
 
 sys.path.insert(0, str(REPO / "reframe-tests"))
@@ -51,6 +52,35 @@ def test_the_key_follows_sources_environment_and_compiler(sources, compiler):
     stat = compiler.stat()
     os.utime(compiler, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))   # an upgraded compiler
     assert buildcache.key(sources, environ(), OPTIONS) != edited
+
+
+def partition(**env_vars):
+    return SimpleNamespace(local_env=Environment("part", env_vars=env_vars), prepare_cmds=[])
+
+
+def test_partitions_that_build_alike_share_a_key_and_others_do_not(sources, compiler, tmp_path, monkeypatch):
+    # Two clusters' partitions: launch settings and a PATH entry that holds no compiler differ.
+    launch = tmp_path / "launch"
+    launch.mkdir()
+    (launch / "mpirun").write_text("#!/bin/sh\n")
+    first = buildcache.key(sources, environ(), OPTIONS, partition(
+        OMPI_MCA_orte_default_hostfile="/run/a/hostfile", SLURM_CONF="/run/a/slurm.conf",
+        HYDRA_HOST_FILE="/run/a/hosts", PATH=f"{launch}:$PATH"))
+    assert first == buildcache.key(sources, environ(), OPTIONS, partition(
+        OMPI_MCA_orte_default_hostfile="/run/b/hostfile", SLURM_CONF="/run/b/slurm.conf"))
+    # A variable a compiler wrapper reads, or another compiler first on the build's PATH, is another build.
+    assert buildcache.key(sources, environ(), OPTIONS, partition(OMPI_CFLAGS="-O0")) != first
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "xtcc").write_text("#!/bin/sh\nexec cc -O0 \"$@\"\n")
+    (other / "xtcc").chmod(0o755)
+    assert buildcache.key(sources, environ(), OPTIONS, partition(PATH=f"{other}:$PATH")) != first
+    assert buildcache.key(sources, environ(), OPTIONS,
+                          SimpleNamespace(local_env=Environment("p"), prepare_cmds=["module load x"])) is None
+    # Another CPU (a clone on a shared file system, a -march=native build) is another build.
+    assert buildcache._cpu() and "MHz" not in str(buildcache._cpu())
+    monkeypatch.setattr(buildcache, "_cpu", lambda: [("model name", "another CPU")])
+    assert buildcache.key(sources, environ(), OPTIONS, partition()) != first
 
 
 def test_an_entry_is_kept_whole_and_the_first_copy_wins(tmp_path, monkeypatch):
