@@ -3,17 +3,19 @@
 A CMake build of bench/ costs 3-8 s of CPU, and a run makes one per partition and environment
 (the test suite about forty, on two cores). The key is what the binaries depend on: bench/'s files,
 the machine type and CPU (a -march=native build runs only where it was made), the environment's
-compilers and flags, the partition's and the environment's variables but those only a launch reads
-(OMPI_MCA_*, SLURM_*, ...), the CMake options, the build variables inherited from the shell
-(CFLAGS, OMPI_CC, ...), and the compilers and cmake the build's PATH finds (real path, size and
-time: an upgraded MPI or GCC is another key). The system's name is not part of it: partitions and
-systems that build alike on one host share their kernels. Where modules or a partition's prepare
-commands set the build's environment, which no file here shows, nothing is cached. An entry is
-complete when it exists: it is filled under a temporary name, then renamed; storing is best effort.
+compilers and flags, the CMake options, the variables the build sees (the shell's build variables,
+CFLAGS, OMPI_CC, ..., then the partition's and the environment's but those only a launch reads,
+OMPI_MCA_*, SLURM_*, ..., each expanded as ReFrame's exports are), and the compilers and cmake the
+build's PATH finds (real path, size and time: an upgraded MPI or GCC is another key). The system's
+name is not part of it: partitions and systems that build alike on one host share their kernels.
+Where modules, a partition's prepare commands or a command in a variable set the build's
+environment, which no file here shows, nothing is cached. An entry is complete when it exists: it
+is filled under a temporary name, then renamed; storing is best effort.
 """
 import hashlib
 import os
 import platform
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -53,29 +55,43 @@ INHERITED = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CPATH", 
 #: variables a partition or environment sets for launching jobs, which no build reads (PATH counts
 #: through the tools it finds)
 LAUNCH_ONLY = ("SLURM_", "HYDRA_", "OMPI_MCA_", "OMPI_ALLOW_RUN_AS_ROOT", "PRTE_MCA_", "PMIX_MCA_")
+_REFERENCE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 
 
-def _build_vars(env_vars):
-    return sorted((name, value) for name, value in env_vars.items()
-                  if name != "PATH" and not name.startswith(LAUNCH_ONLY))
+def _build_environment(*sources):
+    """The variables the build script sees: the shell's, then each of ``sources`` in turn (the
+    partition's, then the environment's, as ReFrame exports them), a value's ``$NAME`` read from
+    what came before; None where a value runs a command (its output is not known here)."""
+    env = dict(os.environ)
+    for variables in sources:
+        for name, value in variables.items():
+            value = str(value)
+            if "$(" in value or "`" in value:
+                return None
+            env[name] = _REFERENCE.sub(lambda m: env.get(m.group(1) or m.group(2), ""), value)
+    return env
 
 
 def key(sources, environ, options, partition=None):
     """``<environment>-<digest>`` of the sources directory, the ReFrame environment (and partition)
-    and the options; None where modules or prepare commands make the build's environment."""
+    and the options; None where modules, prepare commands or a command in a variable make the
+    build's environment."""
     local = partition.local_env if partition is not None else None
     if environ.modules or (local is not None and local.modules) or (partition is not None and partition.prepare_cmds):
+        return None
+    set_here = [local.env_vars if local is not None else {}, environ.env_vars]
+    env = _build_environment(*set_here)
+    if env is None:
         return None
     digest = hashlib.sha256()
     sources = Path(sources)
     for path in sorted(p for p in sources.rglob("*") if p.is_file() and "build" not in p.relative_to(sources).parts):
         digest.update(str(path.relative_to(sources)).encode() + b"\0" + path.read_bytes() + b"\0")
-    variables = {**(local.env_vars if local is not None else {}), **environ.env_vars}
-    path = os.path.expandvars(variables.get("PATH", "$PATH"))     # the build's PATH
+    names = {name for name in set(INHERITED).union(*set_here) if name != "PATH" and not name.startswith(LAUNCH_ONLY)}
     described = (platform.machine(), _cpu(), environ.name, environ.cc, environ.cxx, environ.cppflags,
-                 environ.cflags, environ.cxxflags, environ.ldflags, _build_vars(variables), list(options),
-                 [(name, os.environ.get(name)) for name in INHERITED],
-                 [_tool(tool, path) for tool in (environ.cc, environ.cxx, "cc", "gcc", "cmake")])
+                 environ.cflags, environ.cxxflags, environ.ldflags, list(options),
+                 [(name, env.get(name)) for name in sorted(names)],
+                 [_tool(tool, env.get("PATH", "")) for tool in (environ.cc, environ.cxx, "cc", "gcc", "cmake")])
     digest.update(repr(described).encode())
     return f"{environ.name}-{digest.hexdigest()[:20]}"
 

@@ -77,6 +77,18 @@ def test_partitions_that_build_alike_share_a_key_and_others_do_not(sources, comp
     assert buildcache.key(sources, environ(), OPTIONS, partition(PATH=f"{other}:$PATH")) != first
     assert buildcache.key(sources, environ(), OPTIONS,
                           SimpleNamespace(local_env=Environment("p"), prepare_cmds=["module load x"])) is None
+    # The environment's variables apply on top of the partition's, referring to them as a shell would.
+    on_top = ProgEnvironment("gnu-openmpi", cc="xtcc", cxx="xtcc", env_vars={"OMPI_CFLAGS": "$OMPI_CFLAGS -O2"})
+    assert buildcache.key(sources, on_top, OPTIONS, partition(OMPI_CFLAGS="-march=haswell")) != \
+        buildcache.key(sources, on_top, OPTIONS, partition(OMPI_CFLAGS="-march=znver3"))
+    on_path = environ(env_vars={"PATH": "/nowhere:$PATH"})
+    assert buildcache.key(sources, on_path, OPTIONS, partition(PATH=f"{other}:$PATH")) != \
+        buildcache.key(sources, on_path, OPTIONS, partition(PATH=f"{launch}:$PATH"))
+    via = buildcache.key(sources, environ(), OPTIONS, partition(XTBIN=str(other), PATH="$XTBIN:$PATH"))
+    stat = (other / "xtcc").stat()
+    os.utime(other / "xtcc", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))   # upgraded where $XTBIN points
+    assert buildcache.key(sources, environ(), OPTIONS, partition(XTBIN=str(other), PATH="$XTBIN:$PATH")) != via
+    assert buildcache.key(sources, environ(), OPTIONS, partition(OMPI_CFLAGS="$(pkg-config --cflags x)")) is None
     # Another CPU (a clone on a shared file system, a -march=native build) is another build.
     assert buildcache._cpu() and "MHz" not in str(buildcache._cpu())
     monkeypatch.setattr(buildcache, "_cpu", lambda: [("model name", "another CPU")])
