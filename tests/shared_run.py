@@ -71,7 +71,7 @@ class SharedRun:
 
 @pytest.fixture(scope="session")
 def shared_run(vcluster, tool_env_session):
-    from xt_testing import OPEN_MPI_ONLY, site_spec, venv_tool
+    from xt_testing import OPEN_MPI_ONLY, site_specs, venv_tool
 
     from crosstalk.analysis.ingest import load_run
     work = REPO / "build" / "test-shared-run" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
@@ -82,11 +82,10 @@ def shared_run(vcluster, tool_env_session):
     host_class = f"foreign-{uuid.uuid4().hex[:6]}"
     env = dict(tool_env_session, CROSSTALK_RESULTS_DIR=str(work / "results"),
                CROSSTALK_REFERENCES_DIR=str(references), CROSSTALK_HOST_CLASS=host_class)
-    for experiment, settings in SETTINGS.items():
-        site_spec(work / "specs", experiment, settings=settings)
+    specs = site_specs(work / "specs", SETTINGS)
     names = [w for case in SHARED_CASES for w in ("-n", f"^{case}")]
     argv = [venv_tool("crosstalk"), "run", "--system", "vcluster", "-e", SHARED_EXPERIMENTS,
-            "--specs", str(work / "specs"), "--partition", "mpi", "--", *OPEN_MPI_ONLY, *names,
+            "--specs", str(specs), "--partition", "mpi", "--", *OPEN_MPI_ONLY, *names,
             "--reruns", str(SESSIONS - 1), "--max-retries", "3"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S,
                           stdin=subprocess.DEVNULL)

@@ -54,13 +54,11 @@ def run_on_inventory(inventory, system, env, run_args, tag, settings=None):
     """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes
     have a private /tmp): yields (run_dir, load_run(run_dir)); the cluster goes down afterwards.
     ``settings``: ``{experiment: quick-profile settings}`` given to the run as a site's specs."""
-    from xt_testing import site_spec, venv_tool
+    from xt_testing import site_specs, venv_tool
 
     from crosstalk.analysis.ingest import load_run
     results = REPO / "build" / f"test-{tag}" / uuid.uuid4().hex[:8]
-    specs = results.with_name(results.name + "-specs")
-    for name, changed in (settings or {}).items():
-        site_spec(specs, name, settings=changed)
+    specs = site_specs(results.with_name(results.name + "-specs"), settings or {})
     env = dict(env, CROSSTALK_RESULTS_DIR=str(results))
     site = ["--specs", str(specs)] if settings else []
     try:
@@ -115,10 +113,9 @@ def login_report(vcluster):
     slice and one RMA-MT case (read by test_vcluster_reframe and test_vcluster_mpich, which once ran
     four sessions of it). A site's smaller specs: its readers check where and how the cases ran,
     never a value (STREAM at 32 MiB, one round; RMA-MT two rounds)."""
-    from xt_testing import site_spec
+    from xt_testing import site_specs
     work = vcluster.shared_dir / f"rfm-login-{uuid.uuid4().hex[:8]}"
-    site_spec(work / "specs", "stream", settings={"array_bytes": "32M", "ntimes": 2, "rounds": 1})
-    site_spec(work / "specs", "rma-mt", settings={"rounds": 2})
+    site_specs(work / "specs", {"stream": {"array_bytes": "32M", "ntimes": 2, "rounds": 1}, "rma-mt": {"rounds": 2}})
     yield reframe_on_login(vcluster, work, ["stream.py", "rma_mt.py"],
                            ["--system", "vcluster", "-n", "StreamTriad", "-n", "RmaMt%op=put%sync=fence%threads=2"],
                            {"CROSSTALK_SPECS_DIR": str(work / "specs")})

@@ -41,6 +41,14 @@ def site_spec(directory, name, parameters=None, settings=None, **profile):
     return path
 
 
+def site_specs(directory, settings):
+    """``site_spec`` of each experiment of ``settings`` (``{experiment: quick-profile settings}``)
+    in ``directory``, which is returned (``crosstalk run --specs DIRECTORY``)."""
+    for name, changed in settings.items():
+        site_spec(directory, name, settings=changed)
+    return Path(directory)
+
+
 def reported_values(perf, metric, test=None, **params):
     """``[value]`` of ``metric`` per case sample, as ReFrame reported it (crosstalk.analysis.ingest.reported:
     the median over the rows of a case measured in rounds)."""

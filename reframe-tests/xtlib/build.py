@@ -70,14 +70,14 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
 
     @run_before("sanity")
     def keep_kernels(self):
-        built = os.path.join(self.stagedir, "build")
+        built = self.bin_dir
         if self.cache_entry and self.cached_dir is None and os.path.isfile(os.path.join(built, "xt-stream")):
             buildcache.store(built, self.cache_entry)
 
     @sanity_function
     def built(self):
         if self.origin == "cmake":
-            return sn.path_isfile(os.path.join(self.stagedir, "build", "xt-stream"))
+            return sn.path_isfile(os.path.join(self.bin_dir, "xt-stream"))
         return sn.path_isfile(os.path.join(self.stagedir, "bench_prefix.txt"))
 
     @property

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from shared_run import SESSIONS
 from vcluster_fixtures import REPO, copy_inventory
-from xt_testing import OPEN_MPI_ONLY, reported_values, site_spec, venv_tool
+from xt_testing import OPEN_MPI_ONLY, reported_values, site_spec, site_specs, venv_tool
 
 from crosstalk.analysis.collect import collect
 from crosstalk.analysis.ingest import load_run
@@ -107,10 +107,8 @@ def second_runs(second_cluster):
     # A site's smaller specs (one thread, one round): what is checked is that the inventory alone
     # carries the runs, and each effect a check needs is 2.5x or more (the canary's bandwidth
     # under the incast; experiments/congestion.yaml), which one round shows.
-    specs = work / "specs"
+    specs = site_specs(work / "specs", {"congestion": {"rounds": 1}, "energy": {"rounds": 1}})
     site_spec(specs, "stream", {"threads": [1]}, {"rounds": 1})
-    for name in ("congestion", "energy"):
-        site_spec(specs, name, settings={"rounds": 1})
     env = dict(env, CROSSTALK_SPECS_DIR=str(specs))
     stream = crosstalk("run", "--system", str(inv), "-e", "stream", env=env)
     shaped = crosstalk("run", "--system", str(inv), "-e", "congestion,energy", "--partition", "mpi",
