@@ -21,8 +21,10 @@ def between_runs_lines(actions):
     body = [f"trap 'touch {HOOK}/failed' EXIT",
             f'xt_await() {{ n=0; until [ -e "{HOOK}/ready.$1" ]; do sleep 0.1; n=$((n + 1)); '
             f'[ "$n" -lt {_POLLS} ] || exit 1; done; }}']
+    # the trap goes before the last go: postrun's kill may come as soon as the program has it
     for run, lines in enumerate(actions, start=1):
-        body += [f"xt_await {run}", *lines, f"touch {HOOK}/go.{run}"]
-    body += ["trap - EXIT"]
+        body += [f"xt_await {run}", *lines, *(["trap - EXIT"] if run == len(actions) else []),
+                 f"touch {HOOK}/go.{run}"]
+    body += [] if actions else ["trap - EXIT"]
     prerun = [f"rm -rf {HOOK} && mkdir {HOOK}", "(", *body, f") > {HOOK}.out 2>&1 &", "xt_between_runs=$!"]
     return prerun, ['kill "$xt_between_runs" 2>/dev/null || true']
