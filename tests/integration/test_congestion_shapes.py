@@ -27,9 +27,11 @@ SHAPES = {
 }
 
 
-#: Paired rounds of the job (a site spec; the quick profile has four): the impacts' median over
-#: three rounds lets one disturbed round through without deciding, as over four.
-ROUNDS = 3
+#: Paired rounds of the job (a site spec; the quick profile has four). The impacts are the median
+#: of the rounds, for two their mean: with the shapes' measured 2.3-3.0x (bandwidth) and 183-397x
+#: (Allreduce) in one round, a disturbed other round (0.56 the lowest seen under load) cannot take
+#: it below 1.
+ROUNDS = 2
 
 
 @pytest.fixture(scope="module", params=list(SHAPES))
