@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-PRELOAD = ["pandas", "scipy.stats", "yaml"]
+PRELOAD = ["pandas", "scipy.stats", "yaml", "jsonschema", "pyarrow.parquet"]
 _context = []
 #: multiprocessing reaps finished children in ``start`` and reads a child's exit status once:
 #: threads that start and wait at once take turns, or one would read another's status as 255

@@ -49,6 +49,20 @@ def copy_inventory(work, name, subnet, nodes, rate, topology="star", node_rates=
     return inv
 
 
+def kernels_under(stage_dir, prefix="xt-"):
+    """PIDs of the kernels (executables named ``prefix``...) working under ``stage_dir`` (on any
+    node: they share the host's process table)."""
+    from crosstalk.run import leftovers
+    found = []
+    for pid in leftovers.run_processes(stage_dir):
+        try:
+            if os.readlink(f"/proc/{pid}/exe").rsplit("/", 1)[-1].startswith(prefix):
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
 @contextmanager
 def run_on_inventory(inventory, system, env, run_args, tag, settings=None):
     """``crosstalk run --system INVENTORY RUN_ARGS`` into a fresh results dir under build/ (the nodes

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from shared_run import SESSIONS
-from xt_testing import OPEN_MPI_ONLY, REPO, venv_tool
+from xt_testing import OPEN_MPI_ONLY, REPO, site_specs, venv_tool
 
 from crosstalk.analysis.ingest import load_run
 from crosstalk.models.queueing import idle_parameters, utilisation
@@ -30,6 +30,10 @@ FIGURES = ("casas_probe_latency", "casas_slowdown_table", "casas_prediction_erro
 #: jobs of each load in the one-host run: the light and heavy loads' injected rates differ 7.5x, so
 #: the mean of two jobs ranks them (a third cost about 35 s)
 LOCAL_REPEATS = 2
+#: The one-host run's probes per block, as a site's spec: half the quick profile's. It checks that
+#: modelled rho stays below 1 (Eq 3, whatever the count) and ranks CompressionB's injected rates,
+#: which the probes do not touch.
+LOCAL_SETTINGS = {"active-probing": {"probe_count": 100}}
 
 
 def run_active_probing(env, system, loads, repeat):
@@ -94,7 +98,8 @@ def check_probe_physics(run_dir, perf, loads, jobs):
 @pytest.fixture(scope="module")
 def local_run(run_env_module):
     results = tempfile.mkdtemp(prefix="active-probing-", dir=REPO / "build")
-    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=results)
+    specs = site_specs(Path(results + "-specs"), LOCAL_SETTINGS)
+    env = dict(run_env_module, CROSSTALK_RESULTS_DIR=results, CROSSTALK_SPECS_DIR=str(specs))
     loads = ["idle", LIGHT, HEAVY]
     run_dir, perf = run_active_probing(env, "local", loads, repeat=LOCAL_REPEATS)
     return env, run_dir, perf, loads

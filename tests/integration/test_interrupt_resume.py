@@ -20,7 +20,7 @@ import time
 import uuid
 
 import pytest
-from vcluster_fixtures import REPO, skip_unless_root
+from vcluster_fixtures import REPO, kernels_under, skip_unless_root
 from xt_testing import OPEN_MPI_ONLY, site_specs, venv_tool
 
 from crosstalk.analysis.ingest import load_run
@@ -52,12 +52,8 @@ def _wait_for_kernel(proc, stage_dir, log_path):
     deadline = time.monotonic() + JOB_WAIT
     while time.monotonic() < deadline:
         assert proc.poll() is None, log_path.read_text()[-3000:]
-        for pid in leftovers.run_processes(stage_dir):
-            try:
-                if os.readlink(f"/proc/{pid}/exe").rsplit("/", 1)[-1].startswith("xt-"):
-                    return
-            except OSError:
-                pass
+        if kernels_under(stage_dir):
+            return
         time.sleep(0.2)
     pytest.fail(f"no kernel ran under {stage_dir} within {JOB_WAIT} s")
 
