@@ -1,5 +1,6 @@
 """Shared pytest fixtures: paths, the venv's tools, and the virtual cluster."""
 import pytest
+from example_figures import example_figures  # noqa: F401  (fixtures of every module)
 from shared_run import shared_report, shared_run  # noqa: F401  (fixtures of every module)
 from vcluster_fixtures import isolated, login_report, pingpong_src, spare_cluster, vcluster  # noqa: F401  (fixtures of every module)
 from xt_testing import REPO, tool_env
@@ -31,14 +32,16 @@ def pytest_collection_modifyitems(items):
     Worker groups (pytest-xdist's ``--dist loadgroup``): the tests of one machine run on one
     worker, one after the other (a system takes one run at a time; the shared cluster is brought
     up and down by the worker that uses it); every other module runs on one worker, so its
-    module-scoped fixtures are made once."""
+    module-scoped fixtures are made once, or in the group its ``xdist_group`` marker names (modules
+    that share a session fixture, e.g. tests/example_figures.py)."""
     for item in items:
         if FIXTURE_MACHINES.keys() & set(item.fixturenames) and not item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.cluster)
         if not (item.get_closest_marker("cluster") or item.get_closest_marker("slow")):
             item.add_marker(pytest.mark.fast)
         machine = machine_of(item)
-        group = WORKER_OF.get(machine, machine) or item.nodeid.split("::")[0]
+        named = item.get_closest_marker("xdist_group")
+        group = WORKER_OF.get(machine, machine) or (named.args[0] if named else item.nodeid.split("::")[0])
         item.add_marker(pytest.mark.xdist_group(group))
         # in the JUnit file (--junitxml): .ci/run's time per tier and group (scripts/bench_test_tiers.py)
         tier = next(t for t in ("slow", "cluster", "fast") if item.get_closest_marker(t))

@@ -217,11 +217,15 @@ def series_rows(perf, experiment, systems):
     return dict(tuple(with_target(rows).groupby("target"))) if not rows.empty else {}
 
 
+#: the report's PNG resolution
+PNG_DPI = 110
+
+
 def draw(fig_id, perf, systems, png, svg=None):
     """Draw one figure to PNG, and to SVG where ``svg`` names a file (about a fifth of a report's
     drawing time: only when asked for); returns its caption."""
     fig, caption = FIGURES[fig_id](perf, systems)
-    fig.savefig(png, dpi=110)
+    fig.savefig(png, dpi=PNG_DPI)
     if svg:
         fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)

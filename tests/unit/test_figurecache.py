@@ -8,12 +8,14 @@ import shutil
 
 import pandas as pd
 import pytest
+from example_figures import GROUP
 
 from crosstalk import examples_root
 from crosstalk.analysis import figurecache
 from crosstalk.analysis.collect import collect
 from crosstalk.analysis.workflow import figure_experiments, figure_ids
-from crosstalk.figures import draw
+
+pytestmark = pytest.mark.xdist_group(GROUP)     # example_figures made once (tests/example_figures.py)
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +45,15 @@ def copy_of(drawn, path):
     return path
 
 
-def test_every_figure_reads_only_the_experiment_its_spec_lists(perf, drawn, tmp_path):
-    """Drawn from all rows and from its experiment's rows (``drawn``: draw_figures draws each from
-    ``figure_rows`` of its experiment): same caption, same PNG bytes (no SVG: it is not compared)."""
+def test_every_figure_reads_only_the_experiment_its_spec_lists(drawn, example_figures):
+    """Drawn from all rows (``example_figures``, as ``draw`` draws them) and from its experiment's
+    rows (``drawn``: draw_figures draws each from ``figure_rows`` of its experiment): same caption,
+    same PNG bytes (no SVG: it is not compared)."""
     for fig in figure_ids():
-        whole = draw(fig, perf, [], tmp_path / "whole.png")
+        whole = example_figures[fig]
         alone = (drawn["dir"] / f"{fig}.caption.txt").read_text().removesuffix("\n")
-        assert alone == whole, fig
-        assert (drawn["dir"] / f"{fig}.png").read_bytes() == (tmp_path / "whole.png").read_bytes(), fig
+        assert alone == whole.caption, fig
+        assert (drawn["dir"] / f"{fig}.png").read_bytes() == whole.png, fig
 
 
 def test_a_second_draw_keeps_every_figure_and_writes_the_same_files(perf, drawn, tmp_path):

@@ -293,7 +293,8 @@ def test_a_broken_run_leaves_the_verdicts_of_the_others_byte_for_byte(tmp_path):
             bad = results / "local" / "runs" / "20990101T000000Z-nested"
             shutil.copytree(GOOD_RUN, bad)
             (bad / "report.json").write_bytes(_nested(READER["report"], 100_000))
-        env = {"CROSSTALK_RESULTS_DIR": str(results), "MPLCONFIGDIR": str(tmp_path / name / "mpl")}
+        # one matplotlib font cache for both runs: built by the first, read by the second
+        env = {"CROSSTALK_RESULTS_DIR": str(results), "MPLCONFIGDIR": str(tmp_path / "mpl")}
         outputs.append((_crosstalk_forked(tmp_path / name, "claims", "--examples", env=env), results))
     (clean, _), (skipped, results) = outputs
     assert clean.returncode == skipped.returncode == 0, clean.stderr + skipped.stderr
