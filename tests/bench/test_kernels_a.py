@@ -239,8 +239,12 @@ def test_inject_unpaced_other_target(bench_bin, mpi_env):
 def test_inject_stops_on_signal_with_report(xt_bin, mpi_env, stop):
     """SIGUSR1 is what the tests' jobs send (mpirun forwards it to every rank and the job ends
     normally); SIGTERM is what a person's Ctrl-C or kill sends."""
+    # mpirun forwards SIGTERM, then kills the ranks that have not ended after
+    # odls_base_sigkill_timeout (1 s by default): an ASan rank on a loaded host once needed more to
+    # reduce and print its report (CI, 2026-11-29). The grace is mpirun's, not the kernel's.
+    env = dict(mpi_env, OMPI_MCA_odls_base_sigkill_timeout="5")
     proc = subprocess.Popen(mpirun_cmd(3, xt_bin / "xt-inject", "--rate", "20", "--duration",
-                                       "120"), env=mpi_env, stdout=subprocess.PIPE,
+                                       "120"), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         first = proc.stdout.readline()  # the "started" info line: all ranks are in MPI
