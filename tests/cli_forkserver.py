@@ -1,15 +1,16 @@
 """A ``crosstalk`` command in a child of one process that imported its heavy libraries once.
 
 ``crosstalk compare`` spends about 1.6 of its 2.7 s importing pandas and scipy.stats, a spec check
-or an inventory render most of its 0.28 s starting Python and importing PyYAML, and the bad-input
-corpus runs over a hundred of them. Each still runs in a process of its own: a child forked from
-a forkserver that preloaded those libraries, in a session of its own, with the case's
-environment, working directory, stdin from /dev/null and stdout and stderr to files, calling the
-console script's function (``crosstalk.cli:main``) with the case's argv. What it shares with the
-others is the interpreter's start and those imports, which read no variable of the environment
-and write no file; crosstalk itself is imported in the child. Unlike the installed script, the
-child ends without running atexit handlers and starts with the test process's sys.path. A
-process the command leaves running is killed with its session and reported by ``wait``.
+or an inventory render most of its 0.28 s starting Python and importing PyYAML and jsonschema (a
+result file's reader: pyarrow), and the bad-input corpus runs over a hundred of them. Each still
+runs in a process of its own: a child forked from a forkserver that preloaded those libraries, in a
+session of its own, with the case's environment, working directory, stdin from /dev/null and stdout
+and stderr to files, calling the console script's function (``crosstalk.cli:main``) with the case's
+argv. What it shares with the others is the interpreter's start and those imports, which read no
+variable of the environment and write no file; crosstalk itself is imported in the child. Unlike
+the installed script, the child ends without running atexit handlers and starts with the test
+process's sys.path. A process the command leaves running is killed with its session and reported by
+``wait``.
 """
 import multiprocessing
 import os

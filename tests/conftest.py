@@ -1,6 +1,6 @@
 """Shared pytest fixtures: paths, the venv's tools, and the virtual cluster."""
 import pytest
-from example_figures import example_figures  # noqa: F401  (fixtures of every module)
+from example_figures import example_figures, examples_perf  # noqa: F401  (fixtures of every module)
 from shared_run import shared_report, shared_run  # noqa: F401  (fixtures of every module)
 from vcluster_fixtures import isolated, login_report, pingpong_src, spare_cluster, vcluster  # noqa: F401  (fixtures of every module)
 from xt_testing import REPO, tool_env

@@ -2,7 +2,8 @@
 draws it (crosstalk.figures.draw: its PNG and caption), and put through the figure check
 (tests/figure_check.py) before it is closed. tests/unit/test_figurecache.py compares its drawings
 from one experiment's rows with these, tests/unit/test_figure_check.py checks these: each module
-drew all of them itself (about 16 s of CPU). Both are in one worker group (``GROUP``, given to
+drew all of them itself (about 16 s of CPU), from rows each collected (``examples_perf``, now
+collected once). Both are in one worker group (``GROUP``, given to
 pytest-xdist by tests/conftest.py), so that the fixture is made once."""
 from dataclasses import dataclass
 
@@ -19,19 +20,25 @@ class ExampleFigure:
 
 
 @pytest.fixture(scope="session")
-def example_figures(tmp_path_factory):
+def examples_perf(tmp_path_factory):
+    """The shipped examples' rows, as a report without user runs collects them."""
+    from crosstalk import examples_root
+    from crosstalk.analysis.collect import collect
+    perf = collect(tmp_path_factory.mktemp("no-user-runs"), None, examples_root())[0]
+    assert not perf.empty
+    return perf
+
+
+@pytest.fixture(scope="session")
+def example_figures(examples_perf, tmp_path_factory):
     """``{figure id: ExampleFigure}`` of every registered figure, from the shipped examples alone."""
     from figure_check import problems
 
-    from crosstalk import examples_root
-    from crosstalk.analysis.collect import collect
     from crosstalk.figures import FIGURES, PNG_DPI, plt
-    perf = collect(tmp_path_factory.mktemp("no-user-runs"), None, examples_root())[0]
-    assert not perf.empty
     png = tmp_path_factory.mktemp("example-figures") / "figure.png"
     drawn = {}
     for fig_id in sorted(FIGURES):
-        fig, caption = FIGURES[fig_id](perf, [])
+        fig, caption = FIGURES[fig_id](examples_perf, [])
         try:
             fig.savefig(png, dpi=PNG_DPI)
             drawn[fig_id] = ExampleFigure(caption, png.read_bytes(), problems(fig_id, fig))

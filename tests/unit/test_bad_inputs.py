@@ -31,8 +31,8 @@ CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
 TIME_LIMIT = 120
 REPORT_TIME_LIMIT = 600
 WORKERS = 3
-#: Commands whose cases run forked from a process that imported pandas, scipy.stats and PyYAML
-#: once (tests/cli_forkserver.py: 1.6 s of each compare's 2.7 s; 0.2 s of each spec check's and
+#: Commands whose cases run forked from a process that imported their libraries once
+#: (tests/cli_forkserver.py's PRELOAD: 1.6 s of each compare's 2.7 s; 0.2 s of each spec check's and
 #: inventory render's 0.28 s, 84 cases); every other command (run, refs, claims, report, doctor,
 #: an unknown one) is started as the installed script, as a user starts it.
 FORKED = {"compare", "spec", "config"}

@@ -17,8 +17,6 @@ from figure_check import (
     too_many_series,
 )
 
-from crosstalk import examples_root
-from crosstalk.analysis.collect import collect
 from crosstalk.figures import FIGURES, plt
 
 pytestmark = pytest.mark.xdist_group(GROUP)     # example_figures made once (tests/example_figures.py)
@@ -26,22 +24,21 @@ pytestmark = pytest.mark.xdist_group(GROUP)     # example_figures made once (tes
 # -- every registered figure --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory):
-    perf = collect(tmp_path_factory.mktemp("no-user-runs"), None, examples_root())[0]
-    assert not perf.empty
-    user = perf.assign(platform=perf["platform"].str.replace(" (example)", "", regex=False) + "-mine",
-                       origin="user", system="mine")
-    return {"examples": perf, "user and examples": pd.concat([perf, user], ignore_index=True)}
+def user_and_examples(examples_perf):
+    """The shipped examples' rows and the same rows relabelled as a user's platform."""
+    user = examples_perf.assign(platform=examples_perf["platform"].str.replace(" (example)", "", regex=False)
+                                + "-mine", origin="user", system="mine")
+    return pd.concat([examples_perf, user], ignore_index=True)
 
 
 @pytest.mark.parametrize("which", ["examples", "user and examples"])
 @pytest.mark.parametrize("fig_id", sorted(FIGURES))
-def test_every_figure_passes_the_check(tables, example_figures, which, fig_id):
+def test_every_figure_passes_the_check(user_and_examples, example_figures, which, fig_id):
     if which == "examples":          # drawn and checked once for this module and test_figurecache
         assert example_figures[fig_id].problems == []
         assert example_figures[fig_id].caption
         return
-    fig, caption = FIGURES[fig_id](tables[which], None)
+    fig, caption = FIGURES[fig_id](user_and_examples, None)
     try:
         assert problems(fig_id, fig) == []
         assert caption

@@ -10,19 +10,16 @@ import pandas as pd
 import pytest
 from example_figures import GROUP
 
-from crosstalk import examples_root
 from crosstalk.analysis import figurecache
-from crosstalk.analysis.collect import collect
 from crosstalk.analysis.workflow import figure_experiments, figure_ids
 
 pytestmark = pytest.mark.xdist_group(GROUP)     # example_figures made once (tests/example_figures.py)
 
 
 @pytest.fixture(scope="module")
-def perf(tmp_path_factory):
-    table = collect(tmp_path_factory.mktemp("no-user-runs"), None, examples_root())[0]
-    assert not table.empty
-    return table
+def perf(examples_perf):
+    """The shipped examples' rows (tests/example_figures.py)."""
+    return examples_perf
 
 
 def outputs(out_dir):
