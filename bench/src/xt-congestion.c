@@ -34,6 +34,12 @@
  *   --allow-shared-nodes (testing only) treats every block of --ppn consecutive ranks (default
  *   1) as its own node, so 4 ranks on one host give 2 canary and 2 congestor "nodes".
  * Samples of all canary ranks are gathered on rank 0 (8 bytes per iteration and rank).
+ * Idle ranks sleep: a rank with nothing to do while others measure (every congestor while the
+ *   canaries run isolated, the canaries while the congestors warm up or finish their last
+ *   measurement) waits in an MPI_Ibarrier it tests every IDLE_POLL_US, never in a blocking MPI
+ *   call. Open MPI and MPICH spin in a blocking call; where ranks share cores (the virtual
+ *   cluster) the spinning took the measured ranks' CPU, so the canaries measured "isolated"
+ *   beside busy nodes, which GPCNeT's idle nodes are not. None of these waits is timed.
  * Open MPI over TCP needs OMPI_MCA_osc=pt2pt for the one-sided congestors.
  */
 #include "xt_common.h"
@@ -49,6 +55,7 @@
 #define RINGS 30
 #define BW_MSG (128 * 1024)
 #define BW_MSGS 8 /* per neighbour and direction */
+#define IDLE_POLL_US 1000
 
 enum { C_A2A, C_P2P_INCAST, C_RMA_INCAST, C_RMA_BCAST, NCONG };
 static const char *const cong_names[] = {"a2a", "p2p_incast", "rma_incast", "rma_bcast", NULL};
@@ -436,6 +443,22 @@ static double cong_iter(cong_ctx *c)
     }
 }
 
+/* Wait for ``req`` without spinning (see "Idle ranks sleep" above): MPI_Test, then sleep. */
+static void wait_idle(MPI_Request *req)
+{
+    int done = 0;
+    for (MPI_Test(req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(req, &done, MPI_STATUS_IGNORE))
+        xt_sleep_until(xt_now() + IDLE_POLL_US * 1e-6);
+}
+
+/* A barrier on MPI_COMM_WORLD that an early rank waits in asleep. */
+static void idle_barrier(void)
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    wait_idle(&req);
+}
+
 static void cong_measurement(cong_ctx *c)
 {
     double t0 = xt_now(), bytes = 0;
@@ -450,7 +473,7 @@ static void run_congestor(cong_ctx *c)
 {
     cong_measurement(c); /* warm-up, not counted */
     c->bytes = c->seconds = 0;
-    MPI_Barrier(MPI_COMM_WORLD); /* releases the canaries */
+    idle_barrier(); /* releases the canaries */
     MPI_Request done;
     MPI_Ibarrier(MPI_COMM_WORLD, &done);
     int finished = 0, any = 0;
@@ -627,6 +650,7 @@ static void run_round(const layout *L, canary_ctx *cc, cong_ctx *gc, int rank, i
         MPI_Barrier(MPI_COMM_WORLD);
         if (is_canary)
             run_canary(t, cc, &s);
+        idle_barrier(); /* the congestor nodes idle, as in GPCNeT, not spinning in the gather */
         iso[t] = summarise(t, &s, rank, nranks);
         free(s.v);
         if (rank == 0)
@@ -638,11 +662,11 @@ static void run_round(const layout *L, canary_ctx *cc, cong_ctx *gc, int rank, i
         vec s = {0};
         MPI_Barrier(MPI_COMM_WORLD);
         if (is_canary) {
-            MPI_Barrier(MPI_COMM_WORLD); /* wait for the congestors' warm-up */
+            idle_barrier(); /* wait for the congestors' warm-up */
             run_canary(t, cc, &s);
             MPI_Request done;
             MPI_Ibarrier(MPI_COMM_WORLD, &done);
-            MPI_Wait(&done, MPI_STATUS_IGNORE);
+            wait_idle(&done); /* until the congestors end their current measurement */
         } else {
             run_congestor(gc);
         }

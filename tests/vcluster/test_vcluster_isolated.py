@@ -29,11 +29,13 @@ def node_egress_bps(vc, node):
     return next(int(q["options"]["rate"]) * 8 for q in json.loads(out.stdout) if q["kind"] == "tbf")
 
 
-def pingpong_bps(vc, exe, enough, attempts=6):
+def pingpong_bps(vc, exe, enough, attempts=12):
     """Best of up to ``attempts`` runs, stopping once one reaches ``enough`` bit/s: other engineers'
     builds and the other pytest worker share the 2 cores and can only slow a transfer, never speed
     it past its link, so the best run estimates the link (a link shaped too slow never reaches
-    ``enough``; one not shaped at all still fails the upper bound)."""
+    ``enough``; one not shaped at all still fails the upper bound). Twelve, not six: at 1 Gbit/s a
+    ping-pong needs most of a core, and in a suite run (2026-11-29) the best of six reached 0.8998
+    of 4X while the other worker was busy; a quiet moment is all a run needs, and each is 0.7 s."""
     best = 0.0
     for _ in range(attempts):
         if best >= enough:
