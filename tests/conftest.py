@@ -48,21 +48,6 @@ def pytest_collection_modifyitems(items):
         item.user_properties += [("tier", tier), ("group", group)]
 
 
-#: The virtual clusters' CPU weight in the suite (crosstalk.vcluster.balance.CPU_WEIGHT_ENV; a
-#: process's is 100): their MPI ranks spin while they wait on shaped links, and at a process's weight
-#: took the other worker's CPU. The figure modules took 116 s beside a Dragonfly run at 100, 102 s
-#: at 12 (89 s alone); the Dragonfly's run took 197 s either way and passed. Set it to 100 to
-#: measure without it.
-CLUSTER_CPU_WEIGHT = "12"
-
-
-def pytest_configure(config):
-    import os
-
-    from crosstalk.vcluster.balance import CPU_WEIGHT_ENV
-    os.environ.setdefault(CPU_WEIGHT_ENV, CLUSTER_CPU_WEIGHT)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def explore_mode(tmp_path_factory):
     """Experiments under test run in explore mode: they check physics, not this machine's

@@ -62,27 +62,8 @@ def cgroup_cpu_root():
     return None
 
 
-#: The cluster's CPU weight beside the host's other processes, in cgroup v2 units (1-10000; 100, a
-#: process's, when unset). MPI ranks spin while they wait (Open MPI 4.1 and MPICH have no blocking
-#: progress), so a cluster whose links are slow keeps every core busy; a host that runs other work
-#: beside it (the test suite's second worker) gives that work the CPU first with a low weight,
-#: while the cluster still has every core the other work leaves idle.
-CPU_WEIGHT_ENV = "CROSSTALK_VCLUSTER_CPU_WEIGHT"
-
-
-def cpu_weight():
-    """The weight :data:`CPU_WEIGHT_ENV` sets (an int, 1-10000), or None when it is unset."""
-    text = os.environ.get(CPU_WEIGHT_ENV)
-    if text is None:
-        return None
-    if not re.fullmatch(r"[0-9]{1,5}", text.strip()) or not 1 <= int(text) <= 10000:
-        raise CrosstalkError(f"{CPU_WEIGHT_ENV}: {text!r}: give a whole number from 1 to 10000 (100: a process's)")
-    return int(text)
-
-
 class CpuShares:
-    """One cgroup per node under ``crosstalk-<cluster>``, its CPU quota a fraction of one core; the
-    parent group weighted by :data:`CPU_WEIGHT_ENV` when it is set."""
+    """One cgroup per node under ``crosstalk-<cluster>``, its CPU quota a fraction of one core."""
 
     def __init__(self, cluster_name):
         found = cgroup_cpu_root()
@@ -97,27 +78,11 @@ class CpuShares:
     def procs(self, node):
         return self.base / node / "cgroup.procs"
 
-    @property
-    def weight(self):
-        """The cluster's CPU weight as set, in cgroup v2 units (see :data:`CPU_WEIGHT_ENV`)."""
-        if self.version == 1:
-            return round(int((self.base / "cpu.shares").read_text()) * 100 / 1024)
-        return int((self.base / "cpu.weight").read_text())
-
     def apply(self, nodes, share=None):
         """A group per node; with ``share`` (of one core) each under that quota, else unlimited."""
-        weight = cpu_weight()       # read first: a bad value leaves no group behind
         self.base.mkdir(exist_ok=True)
         if self.version == 2:       # the node groups get the cpu controller from their parent
             (self.base / "cgroup.subtree_control").write_text("+cpu")
-        # A process's weight under a balance: its quota already bounds the nodes, and its
-        # calibration measures a node's Triad beside the host's other work, which a low weight
-        # would make it lose to. Written every time, so an unset variable restores the default.
-        weight = 100 if weight is None or share is not None else weight
-        if self.version == 1:           # cpu.shares: 1024 is a process's
-            (self.base / "cpu.shares").write_text(str(max(2, round(weight * 1024 / 100))))
-        else:
-            (self.base / "cpu.weight").write_text(str(weight))
         for node in nodes:
             group = self.base / node
             group.mkdir(parents=True, exist_ok=True)

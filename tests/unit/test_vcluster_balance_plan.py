@@ -3,7 +3,7 @@ network-to-memory ratio, its limits, and the line status and the report show (pu
 import pytest
 
 from crosstalk.errors import CrosstalkError
-from crosstalk.vcluster.balance import CPU_WEIGHT_ENV, MIN_SHARE, cpu_weight, describe, plan
+from crosstalk.vcluster.balance import MIN_SHARE, describe, plan
 
 CORE = {"triad_Bps": 12.5e9, "dgemm_flops": 40e9}
 
@@ -104,20 +104,3 @@ def test_the_quota_is_spread_over_the_shortest_period_the_kernel_allows():
     for share in (0.01, 0.02, MIN_SHARE, 0.0616, 0.3, 1.0):
         quota, period = quota_and_period(share)
         assert quota >= 1000 and 10_000 <= period <= 100_000 and abs(quota / period - share) < 0.001
-
-
-@pytest.mark.parametrize("text, weight", [(None, None), ("12", 12), ("1", 1), ("10000", 10000), (" 100 ", 100)])
-def test_the_clusters_cpu_weight_is_the_variables_or_none(monkeypatch, text, weight):
-    if text is None:
-        monkeypatch.delenv(CPU_WEIGHT_ENV, raising=False)
-    else:
-        monkeypatch.setenv(CPU_WEIGHT_ENV, text)
-    assert cpu_weight() == weight
-
-
-@pytest.mark.parametrize("text", ["0", "10001", "-5", "1.5", "", "12; rm -rf /", "1e3"])
-def test_a_bad_cpu_weight_is_one_line_naming_the_variable(monkeypatch, text):
-    monkeypatch.setenv(CPU_WEIGHT_ENV, text)
-    with pytest.raises(CrosstalkError) as err:
-        cpu_weight()
-    assert str(err.value) == f"{CPU_WEIGHT_ENV}: {text!r}: give a whole number from 1 to 10000 (100: a process's)"

@@ -123,12 +123,6 @@ def _configuration(status):
     return {**status, "links": links}
 
 
-def test_the_cluster_has_the_cpu_weight_its_environment_gives(vcluster):
-    # The suite's (tests/conftest.py), or a process's where a developer set none.
-    from crosstalk.vcluster.balance import CpuShares, cpu_weight
-    assert CpuShares(vcluster.name).weight == (cpu_weight() or 100)
-
-
 def test_up_twice_is_noop(vcluster):
     before = vcluster.status()
     assert vcluster.up() == []
