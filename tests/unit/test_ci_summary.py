@@ -9,17 +9,20 @@ from xt_testing import REPO
 sys.path.insert(0, str(REPO / "scripts"))
 import bench_test_tiers  # noqa: E402
 
+#: A real run of a small, pure module (1.4 s; tests/unit/test_forked.py's judging took 8 s).
+REAL_MODULE = "tests/unit/test_vcluster_balance_plan.py"
+
 
 def test_the_summary_reads_tiers_and_groups_from_a_real_run(tmp_path):
     junit = tmp_path / "ci.xml"
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider",
-                    f"--junitxml={junit}", "tests/unit/test_forked.py"], cwd=REPO, check=True, timeout=300,
+                    f"--junitxml={junit}", REAL_MODULE], cwd=REPO, check=True, timeout=300,
                    capture_output=True, stdin=subprocess.DEVNULL)
     cases = bench_test_tiers.junit_cases([junit])
     assert cases and {c["tier"] for c in cases} == {"fast"}
-    assert {c["group"] for c in cases} == {"tests/unit/test_forked.py"}
+    assert {c["group"] for c in cases} == {REAL_MODULE}
     text = bench_test_tiers.ci_summary([junit], workers=2)
-    assert "| fast | " in text and "slowest 20 worker groups" in text and "`tests/unit/test_forked.py`" in text
+    assert "| fast | " in text and "slowest 20 worker groups" in text and f"`{REAL_MODULE}`" in text
     assert "WARNING" not in text      # seconds against a 180 s budget
 
 
