@@ -77,3 +77,11 @@ def wait(proc, limit):
         proc.join()
         return proc.exitcode, f"\n(test: killed after the time limit of {limit} s)"
     return code, "\n(test: a process the command started was still running)" if left else ""
+
+
+def run(argv, env, cwd, work, limit):
+    """``(exit status, stdout, stderr)`` of ``argv`` run forked, its output kept in ``work``'s
+    files ``stdout`` and ``stderr``; ``wait``'s note, if any, ends stderr."""
+    stdout, stderr = work / "stdout", work / "stderr"
+    status, note = wait(start(argv, env, cwd, stdout, stderr), limit)
+    return status, stdout.read_text(errors="replace"), stderr.read_text(errors="replace") + note

@@ -114,10 +114,8 @@ def _run(argv, env, limit):
 
 def _run_forked(argv, env, limit, base):
     """As ``_run``, in a child of tests/cli_forkserver.py (its PRELOAD imported once)."""
-    from cli_forkserver import start, wait
-    stdout, stderr = base / "stdout", base / "stderr"
-    status, note = wait(start(argv, env, REPO, stdout, stderr), limit)
-    return status, stdout.read_text(errors="replace"), stderr.read_text(errors="replace") + note
+    from cli_forkserver import run
+    return run(argv, env, REPO, base, limit)
 
 
 def run_case(case, base):

@@ -264,10 +264,9 @@ def _crosstalk(*argv, env=None, timeout=300):
 def _crosstalk_forked(work, *argv, env, timeout=300):
     """As ``_crosstalk``, in a child of tests/cli_forkserver.py (pandas and scipy imported once,
     about 1.5 s of each run): the finished process's status and output."""
-    from cli_forkserver import start, wait
-    stdout, stderr = work / "stdout", work / "stderr"
-    status, note = wait(start([venv_tool("crosstalk"), *argv], {**tool_env(), **env}, REPO, stdout, stderr), timeout)
-    return subprocess.CompletedProcess(argv, status, stdout.read_text(), stderr.read_text() + note)
+    from cli_forkserver import run
+    return subprocess.CompletedProcess(argv, *run([venv_tool("crosstalk"), *argv], {**tool_env(), **env}, REPO,
+                                                  work, timeout))
 
 
 def test_a_fifo_as_spec_is_one_line_at_once(tmp_path):
