@@ -40,6 +40,20 @@
  *   call. Open MPI and MPICH spin in a blocking call; where ranks share cores (the virtual
  *   cluster) the spinning took the measured ranks' CPU, so the canaries measured "isolated"
  *   beside busy nodes, which GPCNeT's idle nodes are not. None of these waits is timed.
+ * Congestors sleep too: their two-sided operations are nonblocking and waited for by MPI_Testall
+ *   every CONG_POLL_US (the kernel's socket buffers keep the links full meanwhile), and so is
+ *   their agreement between measurements; only the one-sided MPI_Win_flush blocks (MPI has no
+ *   nonblocking flush), and a Get is an MPI_Rget waited for the same way (for a Get, flush is
+ *   its completion at the origin). A congestor's job is to fill links, not cores: spinning, the
+ *   congestor ranks took the canaries' CPU where ranks share cores, and the "congestion impact"
+ *   measured the host's CPU as much as the network. What they inject is reported
+ *   (congestor_bandwidth).
+ * Canaries spin, as MPI does, in every wait of the latency and bandwidth rings shorter than
+ *   CANARY_SPIN_S; a longer wait (a ring on a slow or congested link) is then tested every
+ *   thousandth of the time waited so far, asleep in between. A sample is late by at most that
+ *   thousandth plus the kernel's timer slack (50 us: 0.6 % of a 10 ms wait, less for longer
+ *   ones), in both phases; on a fast network no wait reaches CANARY_SPIN_S. The Allreduce and
+ *   the barrier stay blocking calls (their nonblocking forms use other algorithms).
  * Open MPI over TCP needs OMPI_MCA_osc=pt2pt for the one-sided congestors.
  */
 #include "xt_common.h"
@@ -56,6 +70,8 @@
 #define BW_MSG (128 * 1024)
 #define BW_MSGS 8 /* per neighbour and direction */
 #define IDLE_POLL_US 1000
+#define CANARY_SPIN_S 0.01 /* far above any 8 B latency, isolated or congested, on a fast network */
+#define CONG_POLL_US 100 /* 1.25 KB at 100 Mbit/s: far less than a socket buffer holds */
 
 enum { C_A2A, C_P2P_INCAST, C_RMA_INCAST, C_RMA_BCAST, NCONG };
 static const char *const cong_names[] = {"a2a", "p2p_incast", "rma_incast", "rma_bcast", NULL};
@@ -310,6 +326,19 @@ static void ring_neighbours(MPI_Comm sub, int ring, int *left, int *right)
     free(perm);
 }
 
+/* Wait for a canary's requests: spin for CANARY_SPIN_S, then test every 1/1000 of the time
+ * waited so far (see "Canaries spin" above). */
+static void canary_wait(int n, MPI_Request *rq, double t0)
+{
+    int done = 0;
+    for (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE); !done;
+         MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE)) {
+        double waited = xt_now() - t0;
+        if (waited >= CANARY_SPIN_S)
+            xt_sleep_until(t0 + waited * 1.001);
+    }
+}
+
 /* One iteration of a canary kernel; returns the sample (us, or seconds for rr_bw_sync). */
 static double canary_iter(int test, canary_ctx *c, int left, int right)
 {
@@ -321,7 +350,7 @@ static double canary_iter(int test, canary_ctx *c, int left, int right)
         MPI_Irecv(c->rbuf + 8, 8, MPI_BYTE, right, TAG_TO_LEFT, c->sub, &rq[1]);
         MPI_Isend(c->sbuf, 8, MPI_BYTE, right, TAG_TO_RIGHT, c->sub, &rq[2]);
         MPI_Isend(c->sbuf, 8, MPI_BYTE, left, TAG_TO_LEFT, c->sub, &rq[3]);
-        MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+        canary_wait(4, rq, t0);
         return (xt_now() - t0) / 2 * 1e6; /* round trip -> one way */
     }
     if (test == T_BW) {
@@ -336,7 +365,7 @@ static double canary_iter(int test, canary_ctx *c, int left, int right)
             MPI_Isend(c->sbuf, BW_MSG, MPI_BYTE, right, TAG_TO_RIGHT, c->sub, &rq[n++]);
             MPI_Isend(c->sbuf, BW_MSG, MPI_BYTE, left, TAG_TO_LEFT, c->sub, &rq[n++]);
         }
-        MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+        canary_wait(n, rq, t0);
         MPI_Barrier(c->sub);
         return xt_now() - t0;
     }
@@ -401,6 +430,15 @@ static void cong_teardown(cong_ctx *c)
     free(c->rbuf);
 }
 
+/* Wait for a congestor's requests without spinning (see "Congestors sleep" above). */
+static void cong_wait(int n, MPI_Request *rq)
+{
+    int done = 0;
+    for (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE); !done;
+         MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE))
+        xt_sleep_until(xt_now() + CONG_POLL_US * 1e-6);
+}
+
 /* One congestor iteration; returns the bytes this rank moved. Rank 0 of an incast/bcast is the
  * root; one-sided roots are passive (their MPI calls elsewhere drive progress). */
 static double cong_iter(cong_ctx *c)
@@ -408,24 +446,28 @@ static double cong_iter(cong_ctx *c)
     int n, me;
     MPI_Comm_size(c->sub, &n);
     MPI_Comm_rank(c->sub, &me);
+    MPI_Request rq[2];
     switch (c->kind) {
     case C_A2A: /* pairwise exchange */
-        for (int k = 1; k < n; k++)
-            MPI_Sendrecv(c->sbuf, CONG_MSG, MPI_BYTE, (me + k) % n, 3,
-                         c->rbuf + (size_t)k * CONG_MSG, CONG_MSG, MPI_BYTE, (me - k + n) % n, 3,
-                         c->sub, MPI_STATUS_IGNORE);
+        for (int k = 1; k < n; k++) {
+            MPI_Irecv(c->rbuf + (size_t)k * CONG_MSG, CONG_MSG, MPI_BYTE, (me - k + n) % n, 3,
+                      c->sub, &rq[0]);
+            MPI_Isend(c->sbuf, CONG_MSG, MPI_BYTE, (me + k) % n, 3, c->sub, &rq[1]);
+            cong_wait(2, rq);
+        }
         return (double)(n - 1) * CONG_MSG;
     case C_P2P_INCAST:
         if (me == 0) {
-            MPI_Request *rq = malloc((size_t)(n - 1) * sizeof *rq);
+            MPI_Request *all = malloc((size_t)(n - 1) * sizeof *all);
             for (int r = 1; r < n; r++)
                 MPI_Irecv(c->rbuf + (size_t)r * CONG_MSG, CONG_MSG, MPI_BYTE, r, 4, c->sub,
-                          &rq[r - 1]);
-            MPI_Waitall(n - 1, rq, MPI_STATUSES_IGNORE);
-            free(rq);
+                          &all[r - 1]);
+            cong_wait(n - 1, all);
+            free(all);
             return (double)(n - 1) * CONG_MSG;
         }
-        MPI_Send(c->sbuf, CONG_MSG, MPI_BYTE, 0, 4, c->sub);
+        MPI_Isend(c->sbuf, CONG_MSG, MPI_BYTE, 0, 4, c->sub, &rq[0]);
+        cong_wait(1, rq);
         return CONG_MSG;
     case C_RMA_INCAST:
         if (me == 0)
@@ -437,8 +479,8 @@ static double cong_iter(cong_ctx *c)
     default: /* C_RMA_BCAST */
         if (me == 0)
             return 0;
-        MPI_Get(c->rbuf, CONG_MSG, MPI_BYTE, 0, 0, CONG_MSG, MPI_BYTE, c->win);
-        MPI_Win_flush(0, c->win);
+        MPI_Rget(c->rbuf, CONG_MSG, MPI_BYTE, 0, 0, CONG_MSG, MPI_BYTE, c->win, &rq[0]);
+        cong_wait(1, rq);
         return CONG_MSG;
     }
 }
@@ -480,13 +522,15 @@ static void run_congestor(cong_ctx *c)
     for (;;) {
         if (!finished)
             MPI_Test(&done, &finished, MPI_STATUS_IGNORE);
-        MPI_Allreduce(&finished, &any, 1, MPI_INT, MPI_MAX, c->sub);
+        MPI_Request agreed;
+        MPI_Iallreduce(&finished, &any, 1, MPI_INT, MPI_MAX, c->sub, &agreed);
+        cong_wait(1, &agreed);
         if (any)
             break;
         cong_measurement(c);
     }
     if (!finished)
-        MPI_Wait(&done, MPI_STATUS_IGNORE);
+        cong_wait(1, &done);
 }
 
 /* ---- reporting ---- */
