@@ -9,12 +9,17 @@
  * messages complete. Ranks agree after every round (MPI_Allreduce of a stop flag) whether to
  * stop, so a --duration deadline or SIGTERM/SIGINT on any rank ends all ranks after the
  * current round, and rank 0 reports the achieved injected bandwidth.
+ * Waiting: a round's messages are waited for as load (common/xt_mpi_wait.h: spinning for 1 ms,
+ * then asleep between tests, late by at most 1 % of the wait): spinning through a round on a
+ * slow link took the probes' CPU where ranks share cores, so the probe latency measured the
+ * host's CPU as well as the switch queue.
  * --configs P-M-B,P-M-B --sweeps K measures several configurations in one job instead: each for
  * --duration seconds in turn, the list K times over in alternating order (A B, B A, A B ...), so
  * that two configurations are compared seconds apart and neither always runs first; every
  * configuration's records carry "config" and "round".
  */
 #include "xt_common.h"
+#include "xt_mpi_wait.h"
 
 #include <getopt.h>
 #include <mpi.h>
@@ -124,7 +129,7 @@ static struct traffic run_traffic(const struct config *c, size_t msg, double dur
             for (long long m = 0; m < c->messages; m++)
                 MPI_Isend(sendbuf, (int)msg, MPI_BYTE, to, (int)m, MPI_COMM_WORLD, &reqs[n++]);
         }
-        MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        xt_wait_all(n, reqs, tr, XT_LOAD_SPIN_S, XT_LOAD_FRACTION); /* a round past 1 ms waits asleep */
         t.comm_time += xt_now() - tr;
         t.rounds++;
         int stop = xt_stop_requested() || (rounds_max ? t.rounds >= rounds_max

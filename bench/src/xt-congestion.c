@@ -40,23 +40,21 @@
  *   call. Open MPI and MPICH spin in a blocking call; where ranks share cores (the virtual
  *   cluster) the spinning took the measured ranks' CPU, so the canaries measured "isolated"
  *   beside busy nodes, which GPCNeT's idle nodes are not. None of these waits is timed.
- * Congestors sleep too: their two-sided operations are nonblocking and waited for by MPI_Testall
- *   every CONG_POLL_US (the kernel's socket buffers keep the links full meanwhile), and so is
- *   their agreement between measurements; only the one-sided MPI_Win_flush blocks (MPI has no
- *   nonblocking flush), and a Get is an MPI_Rget waited for the same way (for a Get, flush is
- *   its completion at the origin). A congestor's job is to fill links, not cores: spinning, the
- *   congestor ranks took the canaries' CPU where ranks share cores, and the "congestion impact"
- *   measured the host's CPU as much as the network. What they inject is reported
- *   (congestor_bandwidth).
- * Canaries spin, as MPI does, in every wait of the latency and bandwidth rings shorter than
- *   CANARY_SPIN_S; a longer wait (a ring on a slow or congested link) is then tested every
- *   thousandth of the time waited so far, asleep in between. A sample is late by at most that
- *   thousandth plus the kernel's timer slack (50 us: 0.6 % of a 10 ms wait, less for longer
- *   ones), in both phases; on a fast network no wait reaches CANARY_SPIN_S. The Allreduce and
- *   the barrier stay blocking calls (their nonblocking forms use other algorithms).
+ * Waits (common/xt_mpi_wait.h): congestors wait for their two-sided operations, and for their
+ *   agreement between measurements (MPI_Iallreduce), spinning for 1 ms and then asleep between
+ *   tests (late by at most 1 % of the wait; the socket buffers keep the links full meanwhile); a
+ *   Get broadcast is an MPI_Rget waited for the same way (for a Get, flush is its completion at
+ *   the origin); only the Put incast's MPI_Win_flush blocks (MPI has no nonblocking flush). A
+ *   congestor's job is to fill links, not cores: spinning, the congestor ranks took the
+ *   canaries' CPU where ranks share cores, and the impact measured the host's CPU as much as the
+ *   network. A canary's latency and bandwidth waits spin for 10 ms, then sleep between tests
+ *   (late by at most 0.1 % of the wait plus 50 us of timer slack: 0.6 % of a 10 ms wait, in both
+ *   phases); no such wait on a fast network lasts 10 ms. The Allreduce canary and the barrier
+ *   stay blocking calls (their nonblocking forms use other algorithms).
  * Open MPI over TCP needs OMPI_MCA_osc=pt2pt for the one-sided congestors.
  */
 #include "xt_common.h"
+#include "xt_mpi_wait.h"
 
 #include <getopt.h>
 #include <mpi.h>
@@ -70,8 +68,6 @@
 #define BW_MSG (128 * 1024)
 #define BW_MSGS 8 /* per neighbour and direction */
 #define IDLE_POLL_US 1000
-#define CANARY_SPIN_S 0.01 /* far above any 8 B latency, isolated or congested, on a fast network */
-#define CONG_POLL_US 100 /* 1.25 KB at 100 Mbit/s: far less than a socket buffer holds */
 
 enum { C_A2A, C_P2P_INCAST, C_RMA_INCAST, C_RMA_BCAST, NCONG };
 static const char *const cong_names[] = {"a2a", "p2p_incast", "rma_incast", "rma_bcast", NULL};
@@ -326,19 +322,6 @@ static void ring_neighbours(MPI_Comm sub, int ring, int *left, int *right)
     free(perm);
 }
 
-/* Wait for a canary's requests: spin for CANARY_SPIN_S, then test every 1/1000 of the time
- * waited so far (see "Canaries spin" above). */
-static void canary_wait(int n, MPI_Request *rq, double t0)
-{
-    int done = 0;
-    for (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE); !done;
-         MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE)) {
-        double waited = xt_now() - t0;
-        if (waited >= CANARY_SPIN_S)
-            xt_sleep_until(t0 + waited * 1.001);
-    }
-}
-
 /* One iteration of a canary kernel; returns the sample (us, or seconds for rr_bw_sync). */
 static double canary_iter(int test, canary_ctx *c, int left, int right)
 {
@@ -350,7 +333,7 @@ static double canary_iter(int test, canary_ctx *c, int left, int right)
         MPI_Irecv(c->rbuf + 8, 8, MPI_BYTE, right, TAG_TO_LEFT, c->sub, &rq[1]);
         MPI_Isend(c->sbuf, 8, MPI_BYTE, right, TAG_TO_RIGHT, c->sub, &rq[2]);
         MPI_Isend(c->sbuf, 8, MPI_BYTE, left, TAG_TO_LEFT, c->sub, &rq[3]);
-        canary_wait(4, rq, t0);
+        xt_wait_all(4, rq, t0, XT_MEASURED_SPIN_S, XT_MEASURED_FRACTION);
         return (xt_now() - t0) / 2 * 1e6; /* round trip -> one way */
     }
     if (test == T_BW) {
@@ -365,7 +348,7 @@ static double canary_iter(int test, canary_ctx *c, int left, int right)
             MPI_Isend(c->sbuf, BW_MSG, MPI_BYTE, right, TAG_TO_RIGHT, c->sub, &rq[n++]);
             MPI_Isend(c->sbuf, BW_MSG, MPI_BYTE, left, TAG_TO_LEFT, c->sub, &rq[n++]);
         }
-        canary_wait(n, rq, t0);
+        xt_wait_all(n, rq, t0, XT_MEASURED_SPIN_S, XT_MEASURED_FRACTION);
         MPI_Barrier(c->sub);
         return xt_now() - t0;
     }
@@ -430,13 +413,10 @@ static void cong_teardown(cong_ctx *c)
     free(c->rbuf);
 }
 
-/* Wait for a congestor's requests without spinning (see "Congestors sleep" above). */
+/* Wait for a congestor's requests (see "Waits" above). */
 static void cong_wait(int n, MPI_Request *rq)
 {
-    int done = 0;
-    for (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE); !done;
-         MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE))
-        xt_sleep_until(xt_now() + CONG_POLL_US * 1e-6);
+    xt_wait_all(n, rq, xt_now(), XT_LOAD_SPIN_S, XT_LOAD_FRACTION);
 }
 
 /* One congestor iteration; returns the bytes this rank moved. Rank 0 of an incast/bcast is the
@@ -530,7 +510,7 @@ static void run_congestor(cong_ctx *c)
         cong_measurement(c);
     }
     if (!finished)
-        cong_wait(1, &done);
+        wait_idle(&done);
 }
 
 /* ---- reporting ---- */
