@@ -43,8 +43,8 @@ def two_stage_run(run_env_module, spare_cluster):
     results = REPO / "build" / "test-second-stage" / uuid.uuid4().hex[:8]   # nodes have a private /tmp
     env = dict(run_env_module, CROSSTALK_RESULTS_DIR=str(results))
     specs = site_specs(results.with_name(results.name + "-specs"), {"congestion": {"bw_iterations": BW_ITERATIONS}})
-    argv = [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "-e", "congestion", "--specs", str(specs),
-            "--budget", "10m", "--", *OPEN_MPI_ONLY, "--system", f"{system}:slurm",
+    argv = [venv_tool("crosstalk"), "run", "--system", str(spare_cluster.inventory), "-e", "congestion",
+            "--specs", str(specs), "--budget", "10m", "--", *OPEN_MPI_ONLY, "--system", f"{system}:slurm",
             "-n", "^" + CASE.replace(" ", "") + "$"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
