@@ -40,17 +40,12 @@
  *   call. Open MPI and MPICH spin in a blocking call; where ranks share cores (the virtual
  *   cluster) the spinning took the measured ranks' CPU, so the canaries measured "isolated"
  *   beside busy nodes, which GPCNeT's idle nodes are not. None of these waits is timed.
- * Waits (common/xt_mpi_wait.h): congestors wait for their two-sided operations, and for their
- *   agreement between measurements (MPI_Iallreduce), spinning for 1 ms and then asleep between
- *   tests (late by at most 1 % of the wait; the socket buffers keep the links full meanwhile); a
- *   Get broadcast is an MPI_Rget waited for the same way (for a Get, flush is its completion at
- *   the origin); only the Put incast's MPI_Win_flush blocks (MPI has no nonblocking flush). A
- *   congestor's job is to fill links, not cores: spinning, the congestor ranks took the
- *   canaries' CPU where ranks share cores, and the impact measured the host's CPU as much as the
- *   network. A canary's latency and bandwidth waits spin for 10 ms, then sleep between tests
- *   (late by at most 0.1 % of the wait plus 50 us of timer slack: 0.6 % of a 10 ms wait, in both
- *   phases); no such wait on a fast network lasts 10 ms. The Allreduce canary and the barrier
- *   stay blocking calls (their nonblocking forms use other algorithms).
+ * Waits (common/xt_mpi_wait.h, which says why): congestors wait for their two-sided operations
+ *   and their agreement between measurements (MPI_Iallreduce) as load, and a Get broadcast is an
+ *   MPI_Rget waited for the same way (for a Get, flush is its completion at the origin); the Put
+ *   incast's MPI_Win_flush blocks (MPI has no nonblocking flush). A canary's latency and
+ *   bandwidth rings wait as measured waits; the Allreduce canary and the barrier stay blocking
+ *   calls (their nonblocking forms use other algorithms).
  * Open MPI over TCP needs OMPI_MCA_osc=pt2pt for the one-sided congestors.
  */
 #include "xt_common.h"
