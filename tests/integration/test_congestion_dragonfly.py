@@ -55,20 +55,27 @@ def test_all_four_congestors_run_with_one_endpoint_per_node(dragonfly_run):
     assert of_provenance(prov, from_provenance(prov))["topology"] == "dragonfly"
 
 
-@pytest.mark.parametrize("congestors", ["p2p_incast", "all"])
+#: What each case slows, asserted (see the test for why "all" leaves the bandwidth canary out).
+SLOWED = {"p2p_incast": ("ci_allreduce_avg", "ci_bw_avg"), "all": ("ci_allreduce_avg",)}
+
+
+@pytest.mark.parametrize("congestors", sorted(SLOWED))
 def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_run, congestors):
     _, (perf, _) = dragonfly_run
     # The Allreduce and bandwidth canaries cross a 25 Mbit/s global link the congestors fill in the
     # same direction: their mean time rises with the queue there (CI > 1, Eq 1-2 of the paper).
-    # Measured in 6 jobs with host links shaped to 50 Mbit/s: Allreduce 3.4-48x, bandwidth
-    # 1.4-1.8x; the median of three keeps clear of 1 (passed again with host links at the nominal
-    # 100 Mbit/s, and as the median of three paired rounds in one job, 2026-11-25). (The 8 B latency
-    # canary is not asserted: 0.88-2.1x under the incast alone.)
-    # CI on 2026-11-26 saw one job of all four congestors at a median of 0.987 over its 4 rounds
-    # (while the other pytest worker ran its tests); here, quiet and beside two busy loops, that
-    # case's rounds were 3.8-5.8x and 2.0-3.9x. Rounds of one job share its moment; two jobs and
-    # the median of their rounds (2 x ROUNDS) let one disturbed job pass through without deciding.
-    for metric in ("ci_allreduce_avg", "ci_bw_avg"):
+    # Rounds of one job share its moment; two jobs and the median of their rounds (2 x ROUNDS) let
+    # one disturbed job pass through without deciding. (The 8 B latency canary is not asserted:
+    # 0.88-2.1x under the incast alone.)
+    # Measured 2026-11-29 (median of a job's 3 rounds; congestors asleep in their waits):
+    # - Allreduce: 3.9-7.8x with all four congestors, 12-30x under the incast alone (23-95x while
+    #   the congestors spun and took the canaries' CPU);
+    # - bandwidth, incast alone: 1.04-1.75 in 8 jobs, quiet or beside a busy loop;
+    # - bandwidth, all four: 1.03-1.36 in 8 jobs, and below 1 in both suite runs that day (rounds
+    #   0.68-1.33; CI saw 0.99 on 2026-11-26, when the congestors still spun). There the incast
+    #   has 2 of the 9 congestor nodes (all 9 alone), and the bandwidth canary slows by no more
+    #   than a loaded host's noise: that case asserts the Allreduce only.
+    for metric in SLOWED[congestors]:
         assert _impact(perf, metric, congestors) > 1, (metric, _rounds(perf, metric, congestors))
 
 
