@@ -87,7 +87,7 @@ static struct {
     double canary_fraction, time_limit;
     uint64_t seed;
     long long bw_iters, cong_iters, rounds;
-    int use[NCONG], shared_nodes, table;
+    int use[NCONG], shared_nodes, table, layout_only;
     char congestors[64];
 } cfg = {.canary_fraction = 0.2, .time_limit = 10, .seed = 1, .bw_iters = 8, .cong_iters = 512,
          .rounds = 1, .use = {1, 1, 1, 1},
@@ -111,6 +111,8 @@ static void usage(void)
            "  --ppn N                ranks per node (PPort); checked against the detected layout\n"
            "  --allow-shared-nodes   testing only: every block of --ppn ranks (default 1) is a\n"
            "                         node, whatever MPI_Get_processor_name says\n"
+           "  --layout-only          print the layout (the info record: which nodes run the\n"
+           "                         canaries and each congestor) and measure nothing\n"
            "  --table                human-readable tables on stderr\n"
            "  --help                 this text\n"
            "Needs at least 2 canary nodes and 2 nodes per selected congestor.\n");
@@ -150,7 +152,7 @@ static void parse_args(int argc, char **argv)
         {"ppn", required_argument, 0, 'p'},        {"allow-shared-nodes", no_argument, 0, 'a'},
         {"table", no_argument, 0, 'T'},            {"help", no_argument, 0, 'h'},
         {"bw-iterations", required_argument, 0, 'b'}, {"rounds", required_argument, 0, 'r'},
-        {"congestor-iterations", required_argument, 0, 'i'},
+        {"congestor-iterations", required_argument, 0, 'i'}, {"layout-only", no_argument, 0, 'L'},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -170,6 +172,7 @@ static void parse_args(int argc, char **argv)
         case 'r': cfg.rounds = xt_parse_int("--rounds", optarg, 1, 1000); break;
         case 'a': cfg.shared_nodes = 1; break;
         case 'T': cfg.table = 1; break;
+        case 'L': cfg.layout_only = 1; break;
         case 'h': usage(); exit(0);
         default:
             xt_die_bad_option(argv);
@@ -773,7 +776,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         emit_info(&L);
 
-    for (ROUND = 0; ROUND < cfg.rounds; ROUND++)
+    for (ROUND = 0; ROUND < (cfg.layout_only ? 0 : cfg.rounds); ROUND++)
         run_round(&L, &cc, &gc, rank, nranks);
 
     if (is_canary) {

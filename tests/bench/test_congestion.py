@@ -273,8 +273,8 @@ def test_layout_planner_predicts_the_kernels_shuffle(bench_bin, mpi_env, seed):
     """crosstalk.models.congestion_layout (which picks the seed for a cluster's size) must place
     canaries and roots exactly where xt-congestion does: same shuffle, same role assignment."""
     from crosstalk.models.congestion_layout import CONGESTORS, layout
-    # the layout is printed before any measurement: the shortest limit (the last one given wins)
-    records = run_ok(bench_bin / KERNEL, 10, mpi_env, *SHARED, "--seed", str(seed), "--time-limit", "0.05")
+    # the layout record a measuring run prints first (make_layout, emit_info), without the run
+    records = run_ok(bench_bin / KERNEL, 10, mpi_env, *SHARED, "--seed", str(seed), "--layout-only")
     info = next(r for r in records if r["type"] == "info")
     plan = layout(seed, 10, 5, 0.2, CONGESTORS)
 
