@@ -74,7 +74,8 @@ def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_ru
     # - bandwidth, all four: 1.03-1.36 in 8 jobs, and below 1 in both suite runs that day (rounds
     #   0.68-1.33; CI saw 0.99 on 2026-11-26, when the congestors still spun). There the incast
     #   has 2 of the 9 congestor nodes (all 9 alone), and the bandwidth canary slows by no more
-    #   than a loaded host's noise: that case asserts the Allreduce only.
+    #   than a loaded host's noise (the paper's Table 2 has 1.08 with all four at high PPort, on
+    #   Malbec): that case asserts the Allreduce only.
     for metric in SLOWED[congestors]:
         assert _impact(perf, metric, congestors) > 1, (metric, _rounds(perf, metric, congestors))
 
