@@ -68,9 +68,9 @@ def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_ru
     # one disturbed job pass through without deciding. (The 8 B latency canary is not asserted:
     # 0.88-2.1x under the incast alone.)
     # Measured 2026-11-29 (median of a job's 3 rounds; congestors asleep in their waits):
-    # - Allreduce: 3.9-7.8x with all four congestors, 12-30x under the incast alone (23-95x while
-    #   the congestors spun and took the canaries' CPU);
-    # - bandwidth, incast alone: 1.04-1.75 in 8 jobs, quiet or beside a busy loop;
+    # - Allreduce: 3.9-7.8x with all four congestors, 12-30x under the incast alone (23-24x and
+    #   61-95x while the congestors spun and took the canaries' CPU);
+    # - bandwidth, incast alone: 1.07-1.81 in 8 jobs, quiet or beside a busy loop;
     # - bandwidth, all four: 1.03-1.36 in 8 jobs, and below 1 in both suite runs that day (rounds
     #   0.68-1.33; CI saw 0.99 on 2026-11-26, when the congestors still spun). There the incast
     #   has 2 of the 9 congestor nodes (all 9 alone), and the bandwidth canary slows by no more
