@@ -16,12 +16,14 @@ WORKER_OF = {"vcsand": "vcluster"}
 
 def machine_of(item):
     """The one machine a test runs experiments on (a cluster fixture it asks for, or its
-    ``machine`` marker), or None. Two would put it in two pytest workers' way at once."""
+    ``machine`` marker; machines that share a worker count as the one whose worker it is), or
+    None. Two would put it in two pytest workers' way at once."""
     machines = {FIXTURE_MACHINES[f] for f in item.fixturenames if f in FIXTURE_MACHINES}
     machines |= {m.args[0] for m in item.iter_markers("machine")}
-    if len(machines) > 1:
+    workers = {WORKER_OF.get(m, m) for m in machines}
+    if len(workers) > 1:
         raise pytest.UsageError(f"{item.nodeid}: uses machines {sorted(machines)}: give each test one")
-    return machines.pop() if machines else None
+    return workers.pop() if workers else None
 
 
 @pytest.hookimpl(tryfirst=True)   # before -m selects on the markers, and before xdist reads groups

@@ -52,10 +52,12 @@ def test_at_the_papers_balance_compute_not_the_link_sets_the_run_time(sand_run):
 
 
 @pytest.fixture(scope="module")
-def main_job_with_a_move(run_env_module):
+def main_job_with_a_move(run_env_module, vcluster):
     """The main job's run on the default virtual cluster (as for the whole suite, at_balance, but of
     two experiments, with a site's small specs: STREAM at one thread, E6 at 4X, 2X (the claim's half
-    bandwidth) and 1X, one round of 20 steps, so that it is short): E6 goes to vcluster-sand."""
+    bandwidth) and 1X, one round of 20 steps, so that it is short): E6 goes to vcluster-sand.
+    The shared cluster is the ``vcluster`` fixture's, up before the main job: the main job would
+    bring it up itself and leave it up, and the fixture, finding it up, would not take it down."""
     skip_unless_root()
     from crosstalk.vcluster.balance import cpu_groups_available
     if not cpu_groups_available():
@@ -87,7 +89,6 @@ def main_job_with_a_move(run_env_module):
         shutil.rmtree(work, ignore_errors=True)
 
 
-@pytest.mark.machine("vcluster")     # its main job runs there, then on vcsand (same worker: WORKER_OF)
 def test_the_main_job_runs_e6_on_the_inventory_shaped_like_its_machine(main_job_with_a_move):
     stdout, results, claims = main_job_with_a_move
     assert f"energy needs a system shaped like {MACHINE}; it runs on inventory vcluster-sand" in stdout, stdout
