@@ -43,7 +43,7 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.fast)
         machine = machine_of(item)
         named = item.get_closest_marker("xdist_group")
-        group = WORKER_OF.get(machine, machine) or (named.args[0] if named else item.nodeid.split("::")[0])
+        group = machine or (named.args[0] if named else item.nodeid.split("::")[0])
         item.add_marker(pytest.mark.xdist_group(group))
         # in the JUnit file (--junitxml): .ci/run's time per tier and group (scripts/bench_test_tiers.py)
         tier = next(t for t in ("slow", "cluster", "fast") if item.get_closest_marker(t))
