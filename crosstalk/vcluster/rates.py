@@ -6,6 +6,13 @@ from crosstalk.errors import CrosstalkError
 RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$")
 _UNIT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
 MIN_BURST = 128 * 1024          # bytes; must exceed a GSO packet (64 KiB)
+#: How long a queue a shaped link holds before it drops (tbf's ``latency``). The papers' fabrics
+#: are lossless (credit flow control); a tbf drops when its queue is full, and a TCP flow that
+#: loses its last packets waits a 200 ms retransmit timeout, which is not congestion: at 50 ms the
+#: fat tree's uplink dropped 328 packets in 5 congestion jobs, an incast sender in a timeout held
+#: up the whole incast, and the bandwidth canary had the link to itself (1.2-1.8x, once 0.97);
+#: at 200 ms the same jobs dropped nothing and the canary got its share (3.0-3.4x).
+QUEUE_MS = 200
 
 
 def parse_rate(text, where="rate"):
@@ -30,4 +37,4 @@ def tbf_burst(bps):
 
 def tbf_line(dev, bps):
     """The ``tc -batch`` line that shapes ``dev``'s egress to ``bps``."""
-    return f"qdisc replace dev {dev} root tbf rate {bps}bit burst {tbf_burst(bps)} latency 50ms"
+    return f"qdisc replace dev {dev} root tbf rate {bps}bit burst {tbf_burst(bps)} latency {QUEUE_MS}ms"
