@@ -68,9 +68,9 @@ def test_canaries_slow_down_under_congestion_on_shared_global_links(dragonfly_ru
     # one disturbed job pass through without deciding. (The 8 B latency canary is not asserted:
     # 0.88-2.1x under the incast alone.)
     # Measured 2026-11-29, a round's own ratio, links queueing 200 ms (crosstalk/vcluster/rates.py):
-    # - Allreduce: 3.4-8.0x with all four congestors, 15-75x under the incast alone;
-    # - bandwidth: 1.31-2.13x with all four, 0.91-2.80x under the incast alone (medians of six
-    #   1.9 and 1.3).
+    # - Allreduce: 2.5-8.9x with all four congestors, 15-75x under the incast alone (4 jobs each);
+    # - bandwidth: 1.09-2.13x with all four, 0.75-2.80x under the incast alone (the medians of two
+    #   jobs' six rounds 1.4-1.9 and 1.3-1.4).
     # With 50 ms of queue the links dropped and TCP flows sat in retransmit timeouts: the bandwidth
     # canary under all four was 1.03-1.36 a job alone and below 1 in both suite runs of a day, and
     # that case asserted the Allreduce only.
