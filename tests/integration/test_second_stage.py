@@ -82,7 +82,7 @@ def test_the_claims_are_decided_on_both_stages_samples(two_stage_run):
     assert incast["kind"] == "check" and incast["confidence"] == pytest.approx(0.95)
     assert incast["verdict"] == "reproduced", incast
     assert incast["groups"][0]["n"] == ROUNDS * len(copies)
-    assert verdicts["gpcnet-incast-slows-allreduce"]["verdict"] == "not run"      # no PPort N case
+    assert verdicts["gpcnet-incast-raises-latency"]["verdict"] == "not run"      # no PPort N case
 
 
 def test_one_more_stage_counts_its_look_when_time_holds_a_stage(two_stage_run, run_env_module):

@@ -39,14 +39,20 @@ def test_the_thread_figure_labels_each_axis_and_the_older_series():
     fig, caption = rmamt_threads(PERF, ["s"])
     ax_bw, ax_lat = fig.axes                 # one synchronisation and operation: one row of two
     labels = ax_lat.get_legend_handles_labels()[1]
-    assert sorted(labels) == ["paper: Skybridge mvapich-2.1 (Fig 2.6)",          # Groves' point, same sync
+    assert sorted(labels) == ["paper: Skybridge mvapich-2.1 (Fig 2.6 (almost 8X))",    # Groves' growth, same sync
+                              "paper: Skybridge openmpi-2.x (Fig 2.9 (6X))",
                               "s:p (n=1)", "s:p (per-thread sizes) (n=1)"]
     assert " ".join(ax_bw.get_xlabel().split()) == \
         "Threads (the total message size split over them; per thread where marked)"
     assert ax_bw.get_title() == "put, lock: bandwidth" and "1-thread" in ax_bw.get_ylabel()
     assert "ratio" in ax_bw.get_ylabel()
+    # latency relative to one thread, as Groves gives its growth (his 16-thread us are increases)
+    assert "1-thread" in ax_lat.get_ylabel() and "ratio" in ax_lat.get_ylabel()
     lines = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_lat.containers}    # medians, error bars
-    assert lines == {"s:p (n=1)": [20.0, 30.0], "s:p (per-thread sizes) (n=1)": [21.0, 33.0]}
+    assert lines == {"s:p (n=1)": [1.0, 30.0 / 20.0], "s:p (per-thread sizes) (n=1)": [1.0, 33.0 / 21.0]}
+    groves = {ln.get_label(): list(ln.get_ydata()) for ln in ax_lat.lines if ln.get_label().startswith("paper")}
+    assert groves == {"paper: Skybridge mvapich-2.1 (Fig 2.6 (almost 8X))": [1.0, 8.0],
+                      "paper: Skybridge openmpi-2.x (Fig 2.9 (6X))": [1.0, 6.0]}
     ratios = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax_bw.containers}
     assert ratios == {"s:p (n=1)": [1.0, 5.0 / 9.0], "s:p (per-thread sizes) (n=1)": [1.0, 7.5 / 8.0]}
     assert "split over the threads" in caption and "per-thread sizes" in caption
