@@ -23,7 +23,16 @@ def tell_skipped(errors, results_dir=None):
     for err in errors:
         print(f"crosstalk: error: {err} (run skipped)", file=sys.stderr)
     if results_dir is not None:
-        path = Path(results_dir) / ERRORS_NAME
-        tmp = path.with_name(f".{ERRORS_NAME}.{os.getpid()}.tmp")
-        tmp.write_text("".join(f"{err}\n" for err in errors))
+        write_whole(Path(results_dir) / ERRORS_NAME, lambda tmp: tmp.write_text("".join(f"{err}\n" for err in errors)))
+
+
+def write_whole(path, write):
+    """Write ``path`` through a temporary file renamed over it (``write(tmp)``): readers, and a
+    later run after a kill or a full disk, see all of it or none."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
         os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

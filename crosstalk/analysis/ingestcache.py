@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crosstalk import errors as _errors, userfiles
-from crosstalk.analysis import ingest
+from crosstalk.analysis import ingest, write_whole
 from crosstalk.errors import InputError
 from crosstalk.run import runstatus as _runstatus
 from crosstalk.site import hostclass as _hostclass, systemfacts as _systemfacts
@@ -122,16 +122,6 @@ def _read_part(path, schema):
     return table if table.schema.equals(schema, check_metadata=False) else None
 
 
-def _write_atomic(path, write):
-    """Write ``path`` through a temporary file renamed over it: readers see all of it or none."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _error_record(err, run_dir):
     """An InputError of a run, with its path relative to the run directory when inside it (the
     message is rebuilt from the run directory as found next time)."""
@@ -185,11 +175,11 @@ def _ingest(where, run, origin, key):
         where.mkdir(parents=True, exist_ok=True)
         if entry[0] == "error":
             text = json.dumps(record)
-            _write_atomic(Path(f"{stem}.error.json"), lambda tmp: tmp.write_text(text))
+            write_whole(Path(f"{stem}.error.json"), lambda tmp: tmp.write_text(text))
             return entry, [f"{stem}.error.json"]
         # Cases last: a run is cached once both are there (an interrupted pair is read again).
-        _write_atomic(Path(f"{stem}.perf.parquet"), lambda tmp: pq.write_table(entry[1], tmp))
-        _write_atomic(Path(f"{stem}.cases.parquet"), lambda tmp: pq.write_table(entry[2], tmp))
+        write_whole(Path(f"{stem}.perf.parquet"), lambda tmp: pq.write_table(entry[1], tmp))
+        write_whole(Path(f"{stem}.cases.parquet"), lambda tmp: pq.write_table(entry[2], tmp))
         return entry, [f"{stem}.perf.parquet", f"{stem}.cases.parquet"]
     except OSError:
         return entry, []

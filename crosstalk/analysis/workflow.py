@@ -40,6 +40,31 @@ def discovered_systems(results_dir):
     return sorted(p.parent.name for p in Path(results_dir).glob("*/runs") if p.is_dir())
 
 
+#: The tables the workflow collects (the overview's and each system's): Snakemake takes a file that
+#: exists for made, so one cut short (by a kill of an older crosstalk, or a copy between machines) is removed
+#: before the workflow starts and collected again.
+TABLES = ("table.parquet", "cases.parquet")
+PARQUET_MAGIC = b"PAR1"
+
+
+def broken_tables(root):
+    """The collected tables under ``root`` that are not whole Parquet files (a Parquet file starts
+    and ends with its magic bytes; a cut-short one has no footer)."""
+    root = Path(root)
+    paths = [root / name for name in TABLES] + [p for name in TABLES for p in sorted(root.glob(f"*/{name}"))]
+    return [p for p in paths if p.is_file() and not _whole_parquet(p)]
+
+
+def _whole_parquet(path):
+    with open(path, "rb") as fp:
+        head = fp.read(4)
+        fp.seek(0, os.SEEK_END)
+        if fp.tell() < 2 * len(PARQUET_MAGIC) + 4:        # the magic twice and the footer's length
+            return False
+        fp.seek(-4, os.SEEK_END)
+        return head == fp.read(4) == PARQUET_MAGIC
+
+
 def workflow_timeout():
     """Seconds the Snakemake workflow may take: ``CROSSTALK_REPORT_TIMEOUT``, default 3600."""
     text = os.environ.get("CROSSTALK_REPORT_TIMEOUT", "3600")
@@ -75,6 +100,10 @@ def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True, svg=F
     env.setdefault("MPLCONFIGDIR", str(CACHE_DIR / "matplotlib"))
     with uselock.held(results_root() / ".report.lock", "crosstalk report", wait=timeout,
                       on_wait=waiting):
+        for path in broken_tables(results_root()):
+            print(f"crosstalk: report: {path} is not a whole Parquet file (cut short?): collecting it again",
+                  flush=True)
+            path.unlink()
         try:
             # Snakemake's progress is output, not an error: stdout (stderr is for errors only).
             return run(argv, timeout, "snakemake", stderr=subprocess.STDOUT, env=env).returncode
