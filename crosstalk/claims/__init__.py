@@ -303,11 +303,17 @@ def judge(perf, cases, trace=False, workers=1, store=None):
     return [v for p in platforms for v in kept[p]]
 
 
+#: The verdicts that decide a claim.
+DECIDED = ("reproduced", "contradicted")
+
+
 def apply_controls(verdicts):
     """One platform's verdicts with each claim whose control (``controlled_by``, a check) is
     contradicted there made not applicable: the control shows the effect without the cause the
     claim names (a network-free load raising the probe latency: CPU contention, not the switch), so
-    the claim's effect cannot be told from it on this platform."""
+    the claim's effect cannot be told from it on this platform. Where the control is not decided
+    (inconclusive, or not run), a decided claim is held inconclusive: its effect may still be the
+    control's."""
     by_id = {v["id"]: v for v in verdicts}
     out = []
     for v in verdicts:
@@ -317,5 +323,11 @@ def apply_controls(verdicts):
                       f"({'; '.join(summary(control))}), so the effect shows without the network")
             v = {**v, "verdict": "not applicable", "controlled_out": True,
                  "groups": [{"group": "", "verdict": "not applicable", "reason": reason}]}
+        elif control is not None and control["verdict"] in ("inconclusive", "not run") and v["verdict"] in DECIDED:
+            held = (f"held undecided: its control {control['id']} is {control['verdict']} on this platform "
+                    f"({'; '.join(summary(control))}), so the effect may still show without the network")
+            v = {**v, "verdict": "inconclusive", "held_by": control["id"],
+                 "groups": [{**g, "verdict": "inconclusive", "held": held} if g["verdict"] in DECIDED else g
+                            for g in v["groups"]]}
         out.append(v)
     return out

@@ -86,7 +86,7 @@ def need_of(verdict, case_seconds):
     why more samples would not decide it."""
     repeats = {}
     for group in verdict["groups"]:
-        if group["verdict"] != "inconclusive":
+        if group["verdict"] != "inconclusive" or group.get("held"):      # held: its control is planned
             continue
         if not group.get("cases"):
             return f"{group['group'] or 'the claim'}: not decided by more samples of its cases (a fit)"
@@ -95,6 +95,8 @@ def need_of(verdict, case_seconds):
         n = math.ceil(group["more"] / group["per_repeat"])
         for partition, _, case in group["cases"]:
             repeats[(partition, case)] = max(repeats.get((partition, case), 0), n)
+    if not repeats and verdict.get("held_by"):
+        return f"decided, but held until its control {verdict['held_by']} is (measured again on its own)"
     unknown = [key for key in repeats if key not in case_seconds]
     if unknown:
         return f"no duration recorded for {unknown[0][1]} on {unknown[0][0]}"

@@ -33,6 +33,8 @@ def here(group):
 def more_text(group):
     if group["verdict"] != "inconclusive":
         return ""
+    if group.get("held"):
+        return group["held"]
     if group["more"] is None:
         return "the median sits on the threshold: no number of samples decides it"
     return f"about {group['more']} more sample(s) would decide it"

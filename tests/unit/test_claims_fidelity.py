@@ -1,10 +1,13 @@
 """What makes a verdict worth its claim (issue 38): every claim carries the paper's own words, a
 platform's checks are counted apart from the papers' claims, and a control that fails takes the
-claims it guards out of judgement on that platform, with the control's number."""
+claims it guards out of judgement on that platform, with the control's number (one not decided
+holds them undecided)."""
 import pytest
 from test_claims_kinds import SPEC, claim, table  # the same small tables
 
 from crosstalk.claims import apply_controls, counts, judge_claim, paper_claims, spec_claims
+from crosstalk.claims.plan import need_of
+from crosstalk.claims.present import summary
 
 
 def test_every_claim_quotes_its_paper_and_names_where():
@@ -51,6 +54,30 @@ def test_a_failed_control_makes_the_claims_it_guards_not_decidable(stream_factor
     if want == "not applicable":
         reason = out["app-raises"]["groups"][0]["reason"]
         assert "ctl" in reason and "181" in reason     # names the control and its value
+
+
+#: A network-free load's probe over idle, spread across the control's bound (1.5): undecided.
+SPREAD = [1.1, 1.3, 1.45, 1.55, 1.7, 1.9]
+
+
+@pytest.mark.parametrize("measured", [True, False])
+def test_a_control_not_decided_holds_the_claims_it_guards_undecided(measured):
+    stream = [({"load": "stream"}, "probe_median", s, 10.0 * f) for s, f in enumerate(SPREAD)] + \
+             [({"load": "stream"}, "idle_probe_median", s, 10.0) for s in range(6)]
+    rows = (stream if measured else []) + _probe(40.0, "app")
+    control = _judged("ctl", "check", CONTROL, rows)
+    guarded = _judged("app-raises", "paper", GUARDED, rows, controlled_by="ctl")
+    assert guarded["verdict"] == "reproduced"          # judged alone, the effect shows
+    assert control["verdict"] == ("inconclusive" if measured else "not run")
+    out = {v["id"]: v for v in apply_controls([control, guarded])}
+    held = out["app-raises"]
+    assert held["verdict"] == "inconclusive" and held["held_by"] == "ctl"
+    assert held["groups"][0]["estimate"] == guarded["groups"][0]["estimate"]     # its value is still shown
+    line = summary(held)[0]
+    assert "40" in line and "held undecided: its control ctl is" in line
+    # the second stage measures the control again, not the claim it holds
+    assert "until its control ctl" in need_of(held, {})
+    assert out["ctl"] == control
 
 
 def test_checks_are_not_counted_as_the_papers_claims():
