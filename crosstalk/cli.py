@@ -67,6 +67,10 @@ def main(argv=None):
     except BrokenPipeError:   # output piped into head & co.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as err:    # a file where crosstalk reads or writes (a directory, no permission): one line
+        where = ": ".join(str(p) for p in (err.filename, err.filename2) if p is not None)
+        print(f"crosstalk: error: {where + ': ' if where else ''}{err.strerror or err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from crosstalk import CACHE_DIR, REPO_ROOT, examples_root, results_root
-from crosstalk.analysis import ERRORS_NAME, tell_skipped
+from crosstalk.analysis import ERRORS_NAME, derived, tell_skipped
 from crosstalk.argtypes import SYSTEM_NAME, number
 from crosstalk.errors import CrosstalkError, InputError
 from crosstalk.proc import run
@@ -40,31 +40,6 @@ def discovered_systems(results_dir):
     return sorted(p.parent.name for p in Path(results_dir).glob("*/runs") if p.is_dir())
 
 
-#: The tables the workflow collects (the overview's and each system's): Snakemake takes a file that
-#: exists for made, so one cut short (by a kill of an older crosstalk, or a copy between machines) is removed
-#: before the workflow starts and collected again.
-TABLES = ("table.parquet", "cases.parquet")
-PARQUET_MAGIC = b"PAR1"
-
-
-def broken_tables(root):
-    """The collected tables under ``root`` that are not whole Parquet files (a Parquet file starts
-    and ends with its magic bytes; a cut-short one has no footer)."""
-    root = Path(root)
-    paths = [root / name for name in TABLES] + [p for name in TABLES for p in sorted(root.glob(f"*/{name}"))]
-    return [p for p in paths if p.is_file() and not _whole_parquet(p)]
-
-
-def _whole_parquet(path):
-    with open(path, "rb") as fp:
-        head = fp.read(4)
-        fp.seek(0, os.SEEK_END)
-        if fp.tell() < 2 * len(PARQUET_MAGIC) + 4:        # the magic twice and the footer's length
-            return False
-        fp.seek(-4, os.SEEK_END)
-        return head == fp.read(4) == PARQUET_MAGIC
-
-
 def workflow_timeout():
     """Seconds the Snakemake workflow may take: ``CROSSTALK_REPORT_TIMEOUT``, default 3600."""
     text = os.environ.get("CROSSTALK_REPORT_TIMEOUT", "3600")
@@ -81,15 +56,18 @@ def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True, svg=F
     """Run the Snakemake workflow on results_root() (and the shipped examples unless
     ``examples`` is false; the figures as SVG too with ``svg``); returns its exit status. A run
     longer than :func:`workflow_timeout` is stopped (CrosstalkError)."""
+    # The lock below lets one report at a time write a results directory, so what Snakemake keeps of
+    # a report that was killed (its lock, jobs marked incomplete) is stale: --nolock and
+    # --rerun-incomplete, or the next report would refuse to start until someone unlocks it by hand.
     argv = [str(Path(sys.executable).with_name("snakemake")), *extra, "-s", str(WORKFLOW),
-            "-d", str(REPO_ROOT), "--cores", str(cores)]
+            "-d", str(REPO_ROOT), "--cores", str(cores), "--nolock", "--rerun-incomplete"]
     if quiet:
         argv += ["--quiet", "rules"]
     # --config takes every following word: it must come last.
-    argv += ["--config", f"results={results_root()}", f"examples={examples_root() if examples else ''}",
-             f"svg={'true' if svg else 'false'}"]
+    config = ["--config", f"results={results_root()}", f"examples={examples_root() if examples else ''}",
+              f"svg={'true' if svg else 'false'}"]
     if systems:
-        argv += [f"systems={json.dumps(list(systems))}"]
+        config += [f"systems={json.dumps(list(systems))}"]
     timeout = workflow_timeout()
     # One report at a time per results directory: a second one waits (Snakemake would refuse it
     # with a locked-directory error, or two writers would interleave the table).
@@ -100,13 +78,12 @@ def run_workflow(systems=(), cores=2, extra=(), quiet=True, examples=True, svg=F
     env.setdefault("MPLCONFIGDIR", str(CACHE_DIR / "matplotlib"))
     with uselock.held(results_root() / ".report.lock", "crosstalk report", wait=timeout,
                       on_wait=waiting):
-        for path in broken_tables(results_root()):
-            print(f"crosstalk: report: {path} is not a whole Parquet file (cut short?): collecting it again",
-                  flush=True)
-            path.unlink()
+        for path in derived.broken(results_root()):
+            print(f"crosstalk: report: {path} is cut short or unreadable: making it again", flush=True)
+            path.unlink()            # a target of the workflow: made again
         try:
             # Snakemake's progress is output, not an error: stdout (stderr is for errors only).
-            return run(argv, timeout, "snakemake", stderr=subprocess.STDOUT, env=env).returncode
+            return run([*argv, *config], timeout, "snakemake", stderr=subprocess.STDOUT, env=env).returncode
         except CrosstalkError as err:
             raise CrosstalkError(f"report: {err} (CROSSTALK_REPORT_TIMEOUT sets the limit)") from None
 

@@ -3,6 +3,7 @@ job while another draws the figures, read by the job that writes the pages, and 
 tool (one object per claim and platform, as :func:`crosstalk.claims.judge` returns them)."""
 import json
 
+from crosstalk.analysis import write_whole
 from crosstalk.errors import InputError
 
 FORMAT = "crosstalk-verdicts/1"
@@ -23,7 +24,9 @@ def to_json(value, **kwargs):
 
 
 def write(path, verdicts):
-    path.write_text(to_json({"format": FORMAT, "verdicts": verdicts}, indent=1) + "\n")
+    """Whole or not at all (a reader, or the next report after a kill, never sees half of it)."""
+    text = to_json({"format": FORMAT, "verdicts": verdicts}, indent=1) + "\n"
+    write_whole(path, lambda tmp: tmp.write_text(text))
 
 
 def read(path):
