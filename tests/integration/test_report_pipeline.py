@@ -293,3 +293,21 @@ def test_a_bad_workflow_config_stops_before_any_rule(tmp_path, bad, says):
                           capture_output=True, text=True, env=tool_env(), timeout=300)
     assert proc.returncode != 0 and says in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_table_cut_short_and_verdicts_removed_are_made_again_by_the_next_report(analysed, tmp_path):
+    """On a copy: the overview's table cut short (a copy between machines that stopped) and the
+    verdicts removed; the next `crosstalk report` says so, collects the same rows again and writes
+    the verdicts, exit 0 (Snakemake took the table for made, and every later rule failed on it)."""
+    results = tmp_path / "results"
+    shutil.copytree(analysed, results)
+    table = results / "table.parquet"
+    rows = pd.read_parquet(table)
+    table.write_bytes(table.read_bytes()[:-20])
+    (results / "verdicts.json").unlink()
+    proc = subprocess.run([venv_tool("crosstalk"), "report"], capture_output=True, text=True, timeout=900,
+                          env=dict(tool_env(), CROSSTALK_RESULTS_DIR=str(results)))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"{table} is cut short or unreadable: making it again" in proc.stdout
+    pd.testing.assert_frame_equal(pd.read_parquet(table), rows)
+    assert (results / "verdicts.json").is_file()
