@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from crosstalk import REPO_ROOT
+from crosstalk.analysis import write_whole
 from crosstalk.analysis.figurecache import rows_key
 from crosstalk.analysis.ingest import raw_output_files, run_dir_of
 from crosstalk.codedeps import code_files, files_digest
@@ -69,7 +70,9 @@ class Store:
             verdicts = json.loads(self._path(key).read_text())
         except (OSError, ValueError):
             return None
-        if not isinstance(verdicts, list):
+        # a platform is judged on every claim: an empty or foreign list is no kept judgement
+        if not (isinstance(verdicts, list) and verdicts
+                and all(isinstance(v, dict) and {"id", "verdict", "groups"} <= v.keys() for v in verdicts)):
             return None
         self.used.add(key)
         os.utime(self._path(key))        # in use: not pruned
@@ -78,9 +81,8 @@ class Store:
     def put(self, key, verdicts):
         from crosstalk.claims.verdictfile import to_json  # (the workflow reads this module's inputs: kept light)
         self.root.mkdir(parents=True, exist_ok=True)
-        part = self.root / f".{key}.{os.getpid()}.tmp"
-        part.write_text(to_json(verdicts))
-        os.replace(part, self._path(key))
+        text = to_json(verdicts)
+        write_whole(self._path(key), lambda tmp: tmp.write_text(text))
         self.used.add(key)
 
     def prune(self):

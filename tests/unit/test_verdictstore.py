@@ -60,9 +60,12 @@ def test_a_broken_kept_file_is_judged_again_and_unused_ones_go(tables, tmp_path,
     store = tmp_path / "store"
     claims.judge(perf, cases, store=store)
     kept = sorted(store.glob("*.json"))
-    kept[0].write_text("{not json")
-    assert to_json(claims.judge(perf, cases, store=store)) == to_json(claims.judge(perf, cases))
-    assert kept[0].read_text().startswith("[")
+    fresh = to_json(claims.judge(perf, cases))
+    # cut short; a list with nothing kept (it would erase the platform's verdicts); a foreign list
+    for broken in ("{not json", "[]", '[1, "x"]', '[{"id": "a"}]'):
+        kept[0].write_text(broken)
+        assert to_json(claims.judge(perf, cases, store=store)) == fresh, broken
+        assert kept[0].read_text().startswith('[{"platform"'), broken
     # a platform no longer in the tables: its file goes once unused for the grace period
     one = perf["platform"].iloc[0]
     monkeypatch.setattr(verdictstore, "UNUSED_GRACE_S", 0)
