@@ -3,7 +3,7 @@
 # reads every run from that cache.
 rule system_table:
     input:
-        system_run_reports,
+        system_run_inputs,
     output:
         perf=f"{RESULTS}/{{system}}/table.parquet",
         cases=f"{RESULTS}/{{system}}/cases.parquet",
@@ -22,7 +22,7 @@ rule system_table:
 
 rule collect:
     input:
-        run_reports,
+        run_inputs,
         expand(f"{RESULTS}/{{system}}/table.parquet", system=SYSTEMS),
     output:
         perf=f"{RESULTS}/table.parquet",

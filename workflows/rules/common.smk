@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from crosstalk.analysis.figurecache import drawing_inputs, figure_suffixes
-from crosstalk.analysis.ingest import raw_output_files, run_dirs
+from crosstalk.analysis.ingest import raw_output_files, run_dirs, run_files
 from crosstalk.analysis.workflow import BENCHMARK_PAGES
 from crosstalk.analysis.verdictstore import judging_inputs
 from crosstalk.codedeps import code_files
@@ -14,26 +14,28 @@ def results_dir(table_path, system=False):
     return str(path.parent if system else path)
 
 
-def _reports(systems):
-    """Run reports of ``systems`` (None: all), the user's and the shipped examples', with the
-    reports of resumed attempts (a new, changed or resumed run re-triggers the collection)."""
+def _run_inputs(systems):
+    """Every file the collection reads of each run of ``systems`` (None: all), the user's and the
+    shipped examples' (each attempt's report and log, the provenance, the run status): a new,
+    changed or resumed run re-triggers the collection, and so does a run whose status or
+    provenance alone changed."""
     return sorted(
         str(p)
         for root in filter(None, (RESULTS, EXAMPLES))
-        for pattern in ("*/runs/*/report.json", "*/runs/*/attempts/*/*/report.json")
-        for p in Path(root).glob(pattern)
-        if systems is None or p.relative_to(root).parts[0] in systems
+        for run_dir in run_dirs(Path(root), systems)
+        for p in run_files(run_dir)
+        if p.is_file()
     )
 
 
-def run_reports(wildcards):
-    """Every run report of the selected systems."""
-    return _reports(SELECTED or None)
+def run_inputs(wildcards):
+    """The run files of the selected systems."""
+    return _run_inputs(SELECTED or None)
 
 
-def system_run_reports(wildcards):
-    """The run reports of one system (its own and the examples' of the same name)."""
-    return _reports([wildcards.system])
+def system_run_inputs(wildcards):
+    """The run files of one system (its own and the examples' of the same name)."""
+    return _run_inputs([wildcards.system])
 
 
 def raw_outputs(wildcards):
