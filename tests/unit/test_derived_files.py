@@ -58,3 +58,13 @@ def test_a_write_that_fails_leaves_the_file_as_it_was(tmp_path):
         write_whole(table, fails)
     assert table.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["table.parquet"]
     assert derived.broken(tmp_path) == []
+
+
+def test_a_file_system_error_is_one_line_naming_the_path_and_exit_2(tmp_path, monkeypatch, capsys):
+    # the report's lock made a directory: before, a traceback and exit 1 (claims' "contradicted")
+    from crosstalk.cli import main
+    (tmp_path / ".report.lock").mkdir()
+    monkeypatch.setenv("CROSSTALK_RESULTS_DIR", str(tmp_path))
+    assert main(["report", "--no-examples"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"crosstalk: error: {tmp_path / '.report.lock'}: Is a directory\n"
