@@ -76,6 +76,15 @@ def test_changed_rows_redraw_only_their_experiments_figures(perf, drawn, tmp_pat
     assert redrawn   # the stream spec lists a figure: the check above is not vacuous
 
 
+def test_a_stored_drawing_cut_short_is_drawn_again(perf, drawn, tmp_path):
+    ids = figure_ids()[:2]
+    copy_of(drawn, tmp_path)
+    (png,) = (tmp_path / ".cache" / ids[0]).glob("*.png")
+    png.write_bytes(png.read_bytes()[:-100])           # a copy of the store that stopped
+    assert figurecache.draw_figures(perf, [], tmp_path, ids) == [ids[0]]
+    assert png.read_bytes().endswith(figurecache.PNG_TAIL)
+
+
 def test_a_figure_whose_drawing_was_interrupted_is_drawn_again(perf, drawn, tmp_path):
     ids = figure_ids()[:2]
     copy_of(drawn, tmp_path)                            # ids drawn from ``perf``
