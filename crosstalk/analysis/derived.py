@@ -12,15 +12,20 @@ from crosstalk.errors import InputError
 PARQUET_MAGIC = b"PAR1"
 
 
-def whole_parquet(path):
-    """Whether ``path`` starts and ends with Parquet's magic bytes (one cut short has no footer)."""
+def framed(path, head, tail):
+    """Whether ``path`` starts with ``head`` and ends with ``tail``: a Parquet file or a PNG that
+    was not cut short (a cut-short one has lost its footer or its end chunk)."""
     with open(path, "rb") as fp:
-        head = fp.read(4)
+        first = fp.read(len(head))
         fp.seek(0, os.SEEK_END)
-        if fp.tell() < 2 * len(PARQUET_MAGIC) + 4:        # the magic twice and the footer's length
+        if fp.tell() < len(head) + len(tail):
             return False
-        fp.seek(-4, os.SEEK_END)
-        return head == fp.read(4) == PARQUET_MAGIC
+        fp.seek(-len(tail), os.SEEK_END)
+        return first == head and fp.read() == tail
+
+
+def whole_parquet(path):
+    return framed(path, PARQUET_MAGIC, PARQUET_MAGIC)
 
 
 def whole_verdicts(path):

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from crosstalk import REPO_ROOT
+from crosstalk.analysis.derived import framed
 from crosstalk.analysis.workflow import figure_experiments
 from crosstalk.codedeps import code_files, files_digest
 from crosstalk.forked import forked_map
@@ -70,18 +71,6 @@ def rows_key(rows, code_digest):
 PNG_HEAD, PNG_TAIL = b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"
 
 
-def _whole_png(path):
-    """Whether ``path`` is a PNG that was not cut short (a store copied between machines that
-    stopped; the ``.done`` beside it says only that it was once drawn whole)."""
-    with open(path, "rb") as fp:
-        head = fp.read(len(PNG_HEAD))
-        fp.seek(0, os.SEEK_END)
-        if fp.tell() < len(PNG_HEAD) + len(PNG_TAIL):
-            return False
-        fp.seek(-len(PNG_TAIL), os.SEEK_END)
-        return head == PNG_HEAD and fp.read() == PNG_TAIL
-
-
 class _Entry:
     """One stored drawing: its files and ``.done``, written last (a drawing interrupted half-way
     is not one); with ``svg``, one kept without its SVG is drawn again."""
@@ -96,7 +85,7 @@ class _Entry:
     @property
     def done(self):
         return (self.path("done").exists() and all(self.path(suffix).exists() for suffix in self.suffixes)
-                and _whole_png(self.path("png")))
+                and framed(self.path("png"), PNG_HEAD, PNG_TAIL))   # a store copied in part
 
     def draw(self, rows, systems, platforms=()):
         from crosstalk.figures import draw  # matplotlib only in the process that draws

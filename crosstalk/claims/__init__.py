@@ -21,7 +21,7 @@ from crosstalk.claims.judge import Missing, Separate, confidence_for, effects, f
 from crosstalk.claims.operands import Table, describe, distinct_params, matching, with_environ
 from crosstalk.claims.plan import trace as trace_cases
 from crosstalk.claims.present import summary
-from crosstalk.claims.tally import VERDICTS, counts, paper_claims  # noqa: F401  (the package's API)
+from crosstalk.claims.tally import DECIDED, VERDICTS, counts, paper_claims  # noqa: F401  (the package's API)
 from crosstalk.forked import forked_map
 from crosstalk.site.systemfacts import decode as decode_facts, unmet
 from crosstalk.skips import is_platform
@@ -301,10 +301,6 @@ def judge(perf, cases, trace=False, workers=1, store=None):
     if store is not None:
         store.prune()
     return [v for p in platforms for v in kept[p]]
-
-
-#: The verdicts that decide a claim.
-DECIDED = ("reproduced", "contradicted")
 
 
 def apply_controls(verdicts):

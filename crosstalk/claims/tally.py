@@ -3,6 +3,8 @@ from collections import Counter
 
 #: The verdicts in the order they are shown.
 VERDICTS = ("reproduced", "contradicted", "inconclusive", "not run", "not applicable")
+#: The verdicts that decide a claim.
+DECIDED = VERDICTS[:2]
 
 
 def paper_claims(verdicts):

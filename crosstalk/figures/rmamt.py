@@ -71,6 +71,16 @@ def _series_stats(part, metric):
     return summarise(part.rename(columns={metric: "value"}).dropna(subset=["value"]), ["threads"])
 
 
+def _over_one_thread(ax, stats, target, label, targets):
+    """Draw ``stats`` relative to the series' own one-thread median (Groves' quantities are growth
+    from one thread); False where it has none to divide by."""
+    one = stats.loc[stats["threads"] == 1, "median"]
+    if not (len(one) and one.iloc[0] > 0):
+        return False
+    errorbars(ax, stats["threads"], stats, target, label, scale=one.iloc[0], targets=targets)
+    return True
+
+
 def _threads_axis(ax, threads, label):
     ax.set_xscale("log", base=2)
     ax.set_xticks(threads, [str(t) for t in threads])
@@ -122,16 +132,11 @@ def rmamt_threads(perf, systems):
                     for sizes, sub in part.groupby("sizes"):
                         label = series_label(target, targets, sizes)
                         bw = _series_stats(sub, "bandwidth")
-                        one = bw.loc[bw["threads"] == 1, "median"]
-                        if len(one) and one.iloc[0] > 0:
-                            errorbars(ax_bw, bw["threads"], bw, target, label, scale=one.iloc[0], targets=targets)
+                        if _over_one_thread(ax_bw, bw, target, label, targets):
                             notes.append(f"{short(target)} {op} {sync}{sizes_note(sizes)}: "
                                          + ", ".join(f"{int(t)} threads {m:.0f} MiB/s"
                                                      for t, m in zip(bw["threads"], bw["median"])))
-                        lat = _series_stats(sub, "latency")
-                        one = lat.loc[lat["threads"] == 1, "median"]
-                        if len(one) and one.iloc[0] > 0:
-                            errorbars(ax_lat, lat["threads"], lat, target, label, scale=one.iloc[0], targets=targets)
+                        _over_one_thread(ax_lat, _series_stats(sub, "latency"), target, label, targets)
                 for x, y, machine in groves["ratio"]:
                     paper_line(ax_bw, x, y, paper_label(machine))
                 for x, y, machine in groves["latency"]:
